@@ -1,0 +1,1 @@
+"""The device playground: PyTorch device and dtype handling for LLM inference, measured."""

@@ -1,0 +1,232 @@
+"""Devices and dtypes: what this machine can run on, and what each choice costs.
+
+PyTorch names a device with a string: `cpu`, `cuda:0`, `cuda:1`, `mps`. A tensor
+lives on exactly one of them, and an operator only runs when all its operands live
+on the same one (that is why `model.to(device)` and `inputs.to(device)` go
+together). Accelerate adds a fifth choice, `auto`: not a device but a placement
+plan (`device_map="auto"`) that spreads the layers over the GPUs, then the CPU.
+
+GPU work is asynchronous: a CUDA or MPS call returns as soon as the kernel is
+queued, so a clock read right after it measures the queueing, not the work.
+`sync()` waits for the device to finish; every timer in the playground calls it
+before reading `time.perf_counter()`.
+
+Everything that touches a GPU API lives in this module, kept small, written by the
+PyTorch documentation, so that the rest of the code runs the same on a CPU-only box.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from dataclasses import asdict, dataclass
+
+import torch
+
+from playground.inputs import UserError
+
+DTYPES = ("float32", "float16", "bfloat16", "auto")
+TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+@dataclass
+class DeviceInfo:
+    """One entry of the device picker: usable or not, and why."""
+
+    id: str  # "cpu", "cuda:0", "mps", "auto"
+    kind: str  # "cpu", "cuda", "mps", "auto"
+    available: bool
+    name: str
+    reason: str = ""  # why it is unavailable, or a note on what it means
+    total_memory: int | None = None  # bytes, GPUs only
+    bf16: bool | None = None  # native bfloat16 support
+    fp16: bool | None = None  # native float16 support
+    capability: str | None = None  # CUDA compute capability "8.6"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def cpu_name() -> str:
+    """The CPU model string (from /proc/cpuinfo on Linux), for reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_flags() -> set[str]:
+    """Instruction-set flags of this CPU (empty where /proc/cpuinfo is absent)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def cpu_native_fp16(flags: set[str] | None = None) -> bool:
+    """Does this CPU do float16 arithmetic natively?
+
+    x86 needs AVX512-FP16 (Sapphire Rapids) or AMX-FP16; ARM has it from ARMv8.2
+    (`fphp`/`asimdhp`, every Apple M chip). Without it, PyTorch converts each
+    float16 operand to float32 and back: correct results, several times slower.
+    """
+    flags = cpu_flags() if flags is None else flags
+    return bool(flags & {"avx512_fp16", "amx_fp16", "fphp", "asimdhp"})
+
+
+def cpu_native_bf16(flags: set[str] | None = None) -> bool:
+    """bfloat16 is fast on a CPU only with AVX512-BF16 or AMX-BF16 (or ARM's bf16)."""
+    flags = cpu_flags() if flags is None else flags
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def discover() -> list[DeviceInfo]:
+    """Every device the picker lists, available or not, each with its reason."""
+    flags = cpu_flags()
+    out = [
+        DeviceInfo(
+            id="cpu", kind="cpu", available=True, name=cpu_name(),
+            bf16=cpu_native_bf16(flags), fp16=cpu_native_fp16(flags),
+            reason=f"{torch.get_num_threads()} threads",
+        )
+    ]
+    out.extend(_cuda_devices())
+    out.append(_mps_device())
+    n_cuda = sum(1 for d in out if d.kind == "cuda" and d.available)
+    out.append(
+        DeviceInfo(
+            id="auto", kind="auto", available=True, name="Accelerate device_map='auto'",
+            reason=(
+                f"places layers over {n_cuda} GPU(s), then the CPU" if n_cuda
+                else "no GPU here: everything is placed on the CPU"
+            ),
+        )
+    )
+    return out
+
+
+def _cuda_devices() -> list[DeviceInfo]:
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        return [DeviceInfo(id="cuda", kind="cuda", available=False, name="CUDA",
+                           reason="this PyTorch build has no CUDA (a CPU-only wheel)")]
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        return [DeviceInfo(id="cuda", kind="cuda", available=False, name="CUDA",
+                           reason="no CUDA device visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them)")]
+    out = []
+    for i in range(torch.cuda.device_count()):
+        props = torch.cuda.get_device_properties(i)
+        major, minor = props.major, props.minor
+        out.append(
+            DeviceInfo(
+                id=f"cuda:{i}", kind="cuda", available=True, name=props.name,
+                total_memory=props.total_memory,
+                bf16=major >= 8,  # Ampere and newer have bf16 tensor cores
+                fp16=True, capability=f"{major}.{minor}",
+            )
+        )
+    return out
+
+
+def _mps_device() -> DeviceInfo:
+    mps = getattr(torch.backends, "mps", None)
+    if mps is None or not mps.is_built():
+        return DeviceInfo(id="mps", kind="mps", available=False, name="Apple MPS",
+                          reason="this PyTorch build has no MPS (Apple silicon only)")
+    if not mps.is_available():
+        return DeviceInfo(id="mps", kind="mps", available=False, name="Apple MPS",
+                          reason="MPS built but not available (needs macOS 12.3+ on Apple silicon)")
+    return DeviceInfo(id="mps", kind="mps", available=True, name="Apple MPS", fp16=True, bf16=True)
+
+
+def check_device(device: str, devices: list[DeviceInfo] | None = None) -> DeviceInfo:
+    """Validate a device string against what is here; raise UserError saying why not."""
+    if not isinstance(device, str) or not device.strip():
+        raise UserError("No device given. Pick one of: " + ", ".join(_usable(devices)) + ".")
+    device = device.strip()
+    devices = devices if devices is not None else discover()
+    if not re.fullmatch(r"cpu|mps|auto|cuda(:\d{1,3})?", device):
+        raise UserError(
+            f"'{_short(device)}' is not a device name PyTorch knows. "
+            "Use cpu, cuda:N, mps or auto. Available here: " + ", ".join(_usable(devices)) + "."
+        )
+    if device == "cuda":
+        device = "cuda:0"  # PyTorch's "cuda" means the current device, 0 unless changed
+    for d in devices:
+        if d.id == device and d.available:
+            return d
+    kind = device.split(":")[0]
+    absent = next((d for d in devices if d.kind == kind and not d.available), None)
+    reason = absent.reason if absent else f"{device} is not among the {kind} devices found"
+    raise UserError(
+        f"Device {device} is not available here: {reason}. Available: " + ", ".join(_usable(devices)) + "."
+    )
+
+
+def check_dtype(dtype: str) -> str:
+    """Validate a dtype name; the playground offers float32, float16, bfloat16, auto."""
+    if not isinstance(dtype, str) or dtype.strip() not in DTYPES:
+        raise UserError(
+            f"'{_short(str(dtype))}' is not a dtype the playground offers. Use one of: "
+            + ", ".join(DTYPES) + " (auto keeps the checkpoint's own dtype)."
+        )
+    return dtype.strip()
+
+
+def dtype_hint(device: DeviceInfo, dtype: str) -> str:
+    """A one-line note on what this (device, dtype) pair costs, or '' if nothing known."""
+    on_cpu = device.kind == "cpu" or (device.kind == "auto" and not torch.cuda.is_available())
+    if on_cpu:
+        if dtype == "float16" and not cpu_native_fp16():
+            return ("float16 on this CPU has no native support: PyTorch converts to float32 internally, "
+                    "so it halves memory but runs several times slower than float32.")
+        if dtype == "bfloat16" and not cpu_native_bf16():
+            return ("bfloat16 halves memory; this CPU lacks AVX512-BF16/AMX, so matmuls are "
+                    "emulated and may be slower than float32.")
+        if dtype == "bfloat16":
+            return "bfloat16 halves memory and this CPU computes it natively (AVX512-BF16/AMX)."
+    if device.kind == "cuda":
+        if dtype == "bfloat16" and device.bf16 is False:
+            return (f"{device.name} (compute {device.capability}) has no bfloat16 tensor cores: "
+                    "it runs, emulated and slowly. Prefer float16 on this GPU.")
+        if dtype == "float32":
+            return "float32 on a GPU uses twice the memory of float16/bfloat16 and skips the tensor cores' fastest path."
+    if device.kind == "mps" and dtype == "bfloat16":
+        return "bfloat16 on MPS needs macOS 14 or newer."
+    if dtype == "auto":
+        return "auto keeps the dtype stored in the checkpoint (torch_dtype/dtype in config.json)."
+    return ""
+
+
+def sync(device: str | torch.device | None) -> None:
+    """Wait until all queued work on `device` has finished (no-op on the CPU).
+
+    CUDA and MPS calls are asynchronous: without this, a timer would stop while
+    kernels are still running and report an impossibly short time.
+    """
+    kind = torch.device(device).type if device not in (None, "auto") else None
+    if kind == "cuda" or (device == "auto" and torch.cuda.is_available()):
+        torch.cuda.synchronize()
+    elif kind == "mps":
+        torch.mps.synchronize()
+
+
+def torch_device_of(model: torch.nn.Module) -> torch.device:
+    """Where a model's first parameter lives (what Transformers' `model.device` reports)."""
+    return next(model.parameters()).device
+
+
+def _usable(devices: list[DeviceInfo] | None) -> list[str]:
+    return [d.id for d in (devices or discover()) if d.available]
+
+
+def _short(s: str, n: int = 40) -> str:
+    s = s.replace("\n", " ")
+    return s if len(s) <= n else s[: n - 1] + "…"

@@ -1,0 +1,155 @@
+"""Memory readings: what a load, a `.to()` or a generation costs in RAM and VRAM.
+
+Three views of memory, each answering a different question:
+- process RSS (psutil): the RAM this Python process holds, weights included once
+  they are loaded on the CPU. System "available" memory says how much more fits.
+- NVML (the `pynvml` module from NVIDIA's `nvidia-ml-py`): what the GPU driver
+  sees as used on each GPU, for every process, CUDA context (~300-500 MB) included.
+- torch's caching allocator: `memory_allocated` (bytes in live tensors),
+  `memory_reserved` (what the allocator holds from the driver, freed tensors
+  included), `max_memory_allocated` (the peak since the last reset).
+
+The theoretical size of a model's weights is sum(numel x element_size) over its
+parameters and buffers; the page shows it beside the measured deltas so the
+learner can see where the two agree (RAM grows by about the weight bytes on
+load) and where they do not (a CUDA context, allocator rounding, a freed copy).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+
+import psutil
+import torch
+
+
+@dataclass
+class GpuReading:
+    index: int  # the cuda:N ordinal
+    name: str
+    nvml_used: int | None = None  # bytes, as the driver sees it (all processes)
+    nvml_total: int | None = None
+    allocated: int = 0  # torch.cuda.memory_allocated
+    reserved: int = 0  # torch.cuda.memory_reserved
+    max_allocated: int = 0  # torch.cuda.max_memory_allocated
+
+
+@dataclass
+class MemorySnapshot:
+    rss: int  # bytes held by this process
+    available: int  # bytes the system can still give
+    gpus: list[GpuReading] = field(default_factory=list)
+    vram_reason: str = ""  # why there are no GPU readings, when there are none
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def rss_bytes() -> int:
+    return psutil.Process(os.getpid()).memory_info().rss
+
+
+def available_bytes() -> int:
+    return psutil.virtual_memory().available
+
+
+def snapshot() -> MemorySnapshot:
+    """Read RAM and every GPU now. Cheap enough to call before and after each phase."""
+    gpus, reason = gpu_readings()
+    return MemorySnapshot(rss=rss_bytes(), available=available_bytes(), gpus=gpus, vram_reason=reason)
+
+
+def gpu_readings() -> tuple[list[GpuReading], str]:
+    """Per-GPU readings, or ([], why there are none)."""
+    if not torch.cuda.is_available():
+        if torch.version.cuda is None:
+            return [], "no VRAM to measure: this PyTorch build has no CUDA"
+        return [], "no VRAM to measure: no CUDA device visible"
+    nvml, nvml_reason = _nvml()
+    out = []
+    for i in range(torch.cuda.device_count()):
+        r = GpuReading(
+            index=i, name=torch.cuda.get_device_name(i),
+            allocated=torch.cuda.memory_allocated(i), reserved=torch.cuda.memory_reserved(i),
+            max_allocated=torch.cuda.max_memory_allocated(i),
+        )
+        if nvml is not None:
+            try:
+                handle = _nvml_handle(nvml, i)
+                info = nvml.nvmlDeviceGetMemoryInfo(handle)
+                r.nvml_used, r.nvml_total = int(info.used), int(info.total)
+            except Exception:  # an NVML error must not break a load report
+                pass
+        out.append(r)
+    return out, ("" if nvml is not None else nvml_reason)
+
+
+_NVML_STATE: dict = {}
+
+
+def _nvml():
+    """Initialise NVML once; (module, '') or (None, why not)."""
+    if "mod" in _NVML_STATE:
+        return _NVML_STATE["mod"], _NVML_STATE["reason"]
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        _NVML_STATE.update(mod=pynvml, reason="")
+    except ImportError:
+        _NVML_STATE.update(mod=None, reason="NVML readings need the nvidia-ml-py package")
+    except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
+        _NVML_STATE.update(mod=None, reason=f"no NVIDIA driver to ask (NVML: {e})")
+    return _NVML_STATE["mod"], _NVML_STATE["reason"]
+
+
+def _nvml_handle(nvml, ordinal: int):
+    """NVML numbers GPUs by PCI order; CUDA by speed unless CUDA_DEVICE_ORDER=PCI_BUS_ID,
+    and CUDA_VISIBLE_DEVICES can hide or reorder them. Match on the PCI bus id."""
+    props = torch.cuda.get_device_properties(ordinal)
+    bus = getattr(props, "pci_bus_id", None)
+    domain = getattr(props, "pci_domain_id", 0)
+    dev = getattr(props, "pci_device_id", 0)
+    if bus is not None:
+        try:
+            return nvml.nvmlDeviceGetHandleByPciBusId(f"{domain:08x}:{bus:02x}:{dev:02x}.0")
+        except Exception:
+            pass
+    return nvml.nvmlDeviceGetHandleByIndex(ordinal)
+
+
+def nvml_status() -> str:
+    """One line for the VRAM panel: '' if NVML works, else why it does not."""
+    if not torch.cuda.is_available():
+        return gpu_readings()[1]
+    return _nvml()[1]
+
+
+def weights_bytes(model: torch.nn.Module) -> int:
+    """sum(numel x element_size) over parameters and buffers, shared tensors once.
+
+    Tied weights (GPT-2's LM head is the token embedding) are one tensor reachable
+    under two names; `parameters()` already yields it once.
+    """
+    seen: set[int] = set()
+    total = 0
+    for t in list(model.parameters()) + list(model.buffers()):
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        total += t.numel() * t.element_size()
+    return total
+
+
+def fmt_bytes(n: int | float | None) -> str:
+    """Human-readable bytes (binary units, as `nvidia-smi` and `free` print)."""
+    if n is None:
+        return "n/a"
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{sign}{n:.0f} {unit}" if unit == "B" else f"{sign}{n:.1f} {unit}"
+        n /= 1024
+    return f"{sign}{n:.1f} TiB"

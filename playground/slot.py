@@ -1,0 +1,92 @@
+"""The one loaded-model slot, shared by every visitor, behind its lock.
+
+A process holds one model at a time: a shared Space has a few GB of RAM, and two
+models loaded side by side would make every figure on the page wrong. Loading
+and generating both take the slot's lock, so a load waits for a running
+generation to finish (it never swaps the model under it), and a generation never
+sees a half-loaded model. The UI, the API and the CLI all go through here.
+
+This is the only global mutable state in the playground.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from typing import Iterator
+
+import torch
+
+from playground import generation, inputs, models
+from playground.inputs import UserError
+
+
+class ModelSlot:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.loaded: models.LoadedModel | None = None
+        # One stop event per visitor session, so Stop ends only the caller's own run.
+        self.stops: dict[str, threading.Event] = {}
+
+    def status(self) -> dict:
+        with self.lock:
+            if self.loaded is None:
+                return {"loaded": False}
+            r = self.loaded.report
+            return {"loaded": True, "model": r.model, "device": r.device, "dtype": r.dtype, "label": r.label}
+
+    def unload(self) -> None:
+        """Drop the model and give its memory back before loading the next one."""
+        with self.lock:
+            if self.loaded is None:
+                return
+            self.loaded = None
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+
+    def load(self, model: str, device: str, dtype: str, progress: models.Progress | None = None) -> models.LoadReport:
+        # Validate everything cheap before touching the slot: a typo never unloads
+        # the model another visitor is using.
+        from playground import devices
+
+        devices.check_dtype(dtype)
+        devices.check_device(device)
+        models.resolve(model)
+        with self.lock:
+            self.unload()
+            self.loaded = models.load(model, device, dtype, progress=progress)
+            return self.loaded.report
+
+    def generate(self, prompt: str, max_new_tokens: object, temperature: object, top_p: object, seed: object,
+                 session: str = "") -> Iterator[tuple[str, generation.GenerationStats]]:
+        params = generation.GenerationParams(
+            max_new_tokens=inputs.check_max_new_tokens(max_new_tokens),
+            temperature=inputs.check_temperature(temperature),
+            top_p=inputs.check_top_p(top_p),
+            seed=inputs.check_seed(seed),
+        )
+        prompt = inputs.check_prompt(prompt)
+        if self.loaded is None:
+            raise UserError("No model is loaded yet. Press Load first (the bundled model works offline).")
+        stop = threading.Event()
+        self.stops[session] = stop
+        try:
+            with self.lock:
+                lm = self.loaded
+                if lm is None:
+                    raise UserError("The model was unloaded. Press Load first.")
+                yield from generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
+        finally:
+            if self.stops.get(session) is stop:
+                del self.stops[session]
+
+    def stop(self, session: str = "") -> bool:
+        ev = self.stops.get(session)
+        if ev is None:
+            return False
+        ev.set()
+        return True
+
+
+SLOT = ModelSlot()
