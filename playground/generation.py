@@ -25,7 +25,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Iterator
 
 import torch
@@ -189,7 +189,8 @@ def stream(
                 if done:
                     stopped_early = stop.is_set()
                     break
-                yield tokenizer.decode(ids, skip_special_tokens=True), stats
+                # a copy: a consumer that keeps updates must not see them change later
+                yield tokenizer.decode(ids, skip_special_tokens=True), replace(stats)
     finally:
         stop.set()  # a closed consumer (tab closed, Stop) ends the worker too
         thread.join()

@@ -103,8 +103,7 @@ def resolve(model: object) -> ModelSource:
             f"URLs are not accepted ({host}). Give a Hugging Face Hub id such as 'gpt2', "
             f"or a local folder; '{BUNDLED_NAME}' works offline."
         )
-    looks_like_path = model.startswith(("/", "./", "../", "~", ".")) or os.sep in model and not HUB_ID.match(model) \
-        or ".." in model or "\\" in model
+    looks_like_path = model.startswith(("/", ".", "~")) or ".." in model or "\\" in model
     if looks_like_path:
         return _local_source(model)
     if HUB_ID.match(model):
@@ -116,11 +115,12 @@ def resolve(model: object) -> ModelSource:
 
 
 def _local_source(model: str) -> ModelSource:
-    path = Path(model).expanduser()
+    # Resolve symlinks and '..' first, then check the roots, and only then whether
+    # it exists: a visitor learns nothing about files outside the allowed folders.
     try:
-        real = path.resolve(strict=True)
+        real = Path(model).expanduser().resolve(strict=False)
     except (OSError, RuntimeError):
-        raise UserError(f"The folder '{model[:80]}' does not exist. Check the path, or pick '{BUNDLED_NAME}'.") from None
+        raise UserError(f"'{model[:80]}' is not a usable path.") from None
     roots = allowed_roots()
     if not any(real == r or r in real.parents for r in roots):
         raise UserError(
@@ -128,6 +128,8 @@ def _local_source(model: str) -> ModelSource:
             + ", ".join(str(r) for r in roots[:2])
             + ", or add its parent folder to the PLAYGROUND_MODEL_DIRS environment variable."
         )
+    if not real.exists():
+        raise UserError(f"The folder '{model[:80]}' does not exist. Check the path, or pick '{BUNDLED_NAME}'.")
     if not real.is_dir():
         raise UserError(f"'{model[:80]}' is a file; give the folder that holds config.json and the weights.")
     check_local_folder(real)
@@ -207,6 +209,7 @@ class LoadReport:
     vram: dict  # {"available": bool, "reason": str, "gpus": [...]}
     migrate_note: str = ""
     hf_device_map: dict | None = None
+    placement: dict = field(default_factory=dict)  # device -> parameter count, measured on the loaded model
     context_length: int | None = None
     hint: str = ""
     label: str = ""  # e.g. the synthetic models' "random weights" warning
@@ -229,6 +232,15 @@ Progress = Callable[[float, str], None]
 def load(model: str, device: str, dtype: str, progress: Progress | None = None) -> LoadedModel:
     """Resolve, validate, then load in timed phases. Raises UserError for bad input."""
     progress = progress or (lambda frac, desc: None)
+    src, dev, dtype = prepare(model, device, dtype, progress)
+    return load_prepared(src, dev, dtype, progress)
+
+
+def prepare(model: str, device: str, dtype: str, progress: Progress | None = None
+            ) -> tuple[ModelSource, devices.DeviceInfo, str]:
+    """Every check that can fail before a single weight is read: names, device, dtype,
+    allowed folders, and whether a Hub model can be reached at all."""
+    progress = progress or (lambda frac, desc: None)
     dtype = devices.check_dtype(dtype)
     dev = devices.check_device(device)
     src = resolve(model)
@@ -246,7 +258,11 @@ def load(model: str, device: str, dtype: str, progress: Progress | None = None) 
                     f"'{src.ref}' is not in the local Hugging Face cache and the Hub is unreachable ({why}). "
                     f"Offline, pick '{BUNDLED_NAME}', the bundled model."
                 )
-    return _load_phases(src, dev, dtype, progress)
+    return src, dev, dtype
+
+
+def load_prepared(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress: Progress | None = None) -> LoadedModel:
+    return _load_phases(src, dev, dtype, progress or (lambda frac, desc: None))
 
 
 def _torch_dtype_arg(dtype: str):
@@ -289,8 +305,11 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
     before = memory.snapshot()
     if dev.id == "auto":
         migrate_s = 0.0
-        note = ("device_map='auto' placed each layer while loading, so there is no separate .to(); "
-                "calling .to() on a dispatched model is refused by Accelerate.")
+        note = ("device_map='auto' placed each layer while loading, so there is no separate .to(). "
+                + ("Accelerate spread the layers over several devices and hooked them (see hf_device_map); "
+                   "calling .to() on such a model is refused." if getattr(model, "hf_device_map", None) else
+                   "Everything fit on one device, so Transformers loaded it there directly: no hooks, "
+                   "and no hf_device_map (it is set only when layers span devices or disk)."))
     else:
         devices.sync(dev.id)
         t0 = time.perf_counter()
@@ -360,10 +379,18 @@ def _report(src: ModelSource, dev: devices.DeviceInfo, dtype: str, model, phases
                   gpus=[asdict(g) for g in vram_gpus]),
         migrate_note=note,
         hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
+        placement=_placement(params),
         context_length=ctx,
         hint=devices.dtype_hint(dev, dtype),
         label=label,
     )
+
+
+def _placement(params: list[torch.nn.Parameter]) -> dict:
+    out: dict[str, int] = {}
+    for p in params:
+        out[str(p.device)] = out.get(str(p.device), 0) + p.numel()
+    return out
 
 
 def _disk_bytes(ref: str) -> int:

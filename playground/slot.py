@@ -46,16 +46,14 @@ class ModelSlot:
                 torch.cuda.empty_cache()
 
     def load(self, model: str, device: str, dtype: str, progress: models.Progress | None = None) -> models.LoadReport:
-        # Validate everything cheap before touching the slot: a typo never unloads
-        # the model another visitor is using.
-        from playground import devices
-
-        devices.check_dtype(dtype)
-        devices.check_device(device)
-        models.resolve(model)
+        # Validate everything before touching the slot: a typo, an unreachable Hub id
+        # or an absent device never unloads the model another visitor is using.
+        src, dev, dtype = models.prepare(model, device, dtype, progress)
         with self.lock:
+            # Free the old model first: two models side by side could exceed the RAM
+            # of a small machine, and would distort the new load's memory figures.
             self.unload()
-            self.loaded = models.load(model, device, dtype, progress=progress)
+            self.loaded = models.load_prepared(src, dev, dtype, progress)
             return self.loaded.report
 
     def generate(self, prompt: str, max_new_tokens: object, temperature: object, top_p: object, seed: object,

@@ -128,7 +128,7 @@ def load_model(model: str, device: str, dtype: str) -> dict:
     try:
         return SLOT.load(model, device, dtype).to_dict()
     except UserError as e:
-        raise gr.Error(str(e)) from None
+        raise _error(e) from None
 
 
 def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, seed: int,
@@ -138,7 +138,13 @@ def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         for text, stats in SLOT.generate(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
             yield text, stats.to_dict()
     except UserError as e:
-        raise gr.Error(str(e)) from None
+        raise _error(e) from None
+
+
+def _error(e: UserError) -> gr.Error:
+    """gr.Error renders its message as HTML: escape it, since it may quote what a visitor typed.
+    A UserError is an expected answer, not a crash: no traceback in the server log."""
+    return gr.Error(html.escape(str(e), quote=False), print_exception=False)
 
 
 def _session(request: gr.Request | None) -> str:
@@ -151,7 +157,7 @@ def ui_load(model: str, device: str, dtype: str, progress=gr.Progress()):
     try:
         report = SLOT.load(model, device, dtype, progress=lambda f, d: progress(f, desc=d))
     except UserError as e:
-        raise gr.Error(str(e)) from None
+        raise _error(e) from None
     return report_markdown(report), report.to_dict(), status_markdown()
 
 
@@ -161,7 +167,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, request: gr.Re
         for text, stats in SLOT.generate(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
             yield text, stats_markdown(stats, running=stats.finish_reason == "running")
     except UserError as e:
-        raise gr.Error(str(e)) from None
+        raise _error(e) from None
 
 
 def ui_stop(request: gr.Request):

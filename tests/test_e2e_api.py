@@ -1,0 +1,112 @@
+"""End to end: the real server (`python app.py`), driven through gradio_client.
+
+Each bad input of the issue's section 8 gets a clear message, and the request
+after it succeeds: the server keeps serving.
+"""
+
+import time
+
+import pytest
+from gradio_client import Client
+
+from tests.conftest import start_server, stop_server
+
+pytestmark = pytest.mark.slow
+
+LOAD_KEYS = {"model", "device", "dtype", "param_count", "weights_bytes", "load_seconds", "migrate_seconds", "ram", "vram"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = start_server(tmp_path_factory.mktemp("e2e"))
+    yield s
+    stop_server(s)
+    log = s.log_text()
+    assert "Traceback" not in log, log[-3000:]
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return Client(server.url, verbose=False)
+
+
+def _error(fn, *args, **kw) -> str:
+    with pytest.raises(Exception) as e:
+        fn(*args, **kw)
+    return str(e.value)
+
+
+def _load(client, model="shakespeare-gpt2", device="cpu", dtype="float32"):
+    return client.predict(model, device, dtype, api_name="/load_model")
+
+
+def _generate(client, prompt="ROMEO:", n=16, temperature=0.0, top_p=1.0, seed=0):
+    return client.predict(prompt, n, temperature, top_p, seed, api_name="/generate")
+
+
+def test_api_lists_both_endpoints(client):
+    names = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    assert "/load_model" in names and "/generate" in names
+
+
+def test_generate_before_any_load_says_so_then_load_works(client):
+    msg = _error(_generate, client)
+    assert "No model is loaded" in msg
+    report = _load(client)
+    assert LOAD_KEYS <= set(report)
+
+
+def test_load_report_contract(client):
+    r = _load(client, dtype="bfloat16")
+    assert LOAD_KEYS <= set(r)
+    assert (r["model"], r["device"], r["dtype"]) == ("shakespeare-gpt2", "cpu", "bfloat16")
+    assert r["weights_bytes"] == 2 * r["param_count"]
+    assert r["load_seconds"] > 0 and r["migrate_seconds"] >= 0
+    assert r["ram"]["rss_after"] > 0 and "rss_before" in r["ram"]
+    assert r["vram"]["gpus"] or r["vram"]["reason"]
+
+
+def test_generate_streams_text_and_stats(client):
+    _load(client)
+    job = client.submit("ROMEO:", 120, 0.0, 1.0, 0, api_name="/generate")
+    updates = []
+    for update in job:
+        updates.append(update)
+    text, stats = job.outputs()[-1]
+    assert len(job.outputs()) >= 2  # streamed, not one final blob
+    assert stats["new_tokens"] > 0 and stats["ttft_seconds"] > 0 and stats["tokens_per_second"] > 0
+    assert {"ttft_seconds", "new_tokens", "tokens_per_second"} <= set(stats)
+    assert text.strip()
+
+
+def test_greedy_is_deterministic_through_the_api(client):
+    _load(client)
+    a = _generate(client, n=20)
+    b = _generate(client, n=20)
+    assert a[0] == b[0] and a[1]["new_tokens"] == 20
+
+
+BAD = [
+    ("unknown hub id", lambda c: _load(c, model="playground-test/definitely-not-a-model"), ["shakespeare-gpt2", "not found"]),
+    ("hub id with no network", lambda c: _load(c, model="distilgpt2"), ["unreachable", "not found"]),
+    ("missing local path", lambda c: _load(c, model="./no/such/folder"), ["outside the folders"]),
+    ("folder without model", lambda c: _load(c, model="./playground/assets/corpus"), ["config.json is missing"]),
+    ("absent device", lambda c: _load(c, device="cuda:0"), ["not available"]),
+    ("unknown device", lambda c: _load(c, device="gpu"), ["not a device name"]),
+    ("unknown dtype", lambda c: _load(c, dtype="int8"), ["not a dtype"]),
+    ("empty prompt", lambda c: _generate(c, prompt="   "), ["prompt is empty"]),
+    ("max_new_tokens 0", lambda c: _generate(c, n=0), ["max_new_tokens"]),
+    ("max_new_tokens 2000", lambda c: _generate(c, n=2000), ["max_new_tokens"]),
+    ("prompt longer than context", lambda c: _generate(c, prompt="Romeo, " * 400, n=8), ["context"]),
+]
+
+
+@pytest.mark.parametrize("name,call,fragments", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_gets_a_message_and_the_next_request_works(client, name, call, fragments):
+    _load(client)
+    t0 = time.perf_counter()
+    msg = _error(call, client)
+    assert time.perf_counter() - t0 < 15, "must fail fast"
+    assert any(f in msg for f in fragments), msg
+    text, stats = _generate(client, n=8)
+    assert stats["new_tokens"] == 8

@@ -1,0 +1,43 @@
+import torch
+
+from playground import memory
+
+
+def test_snapshot_reads_real_numbers():
+    s = memory.snapshot()
+    assert s.rss > 10 * 2**20
+    assert s.available > 0
+    if not torch.cuda.is_available():
+        assert s.gpus == [] and s.vram_reason  # says why, never zeros
+
+
+def test_rss_grows_with_a_real_allocation():
+    before = memory.rss_bytes()
+    t = torch.ones(64 * 2**20 // 4)  # 64 MiB, written so the pages are resident
+    after = memory.rss_bytes()
+    assert after - before > 48 * 2**20
+    del t
+
+
+def test_weights_bytes_counts_tied_tensor_once_and_buffers():
+    m = torch.nn.Module()
+    m.emb = torch.nn.Embedding(100, 8)
+    m.head = torch.nn.Linear(8, 100, bias=False)
+    m.head.weight = m.emb.weight  # tied, as GPT-2's LM head
+    m.register_buffer("scale", torch.ones(10, dtype=torch.float16))
+    assert memory.weights_bytes(m) == 100 * 8 * 4 + 10 * 2
+    m.half()
+    assert memory.weights_bytes(m) == 100 * 8 * 2 + 10 * 2
+
+
+def test_fmt_bytes():
+    assert memory.fmt_bytes(0) == "0 B"
+    assert memory.fmt_bytes(1536) == "1.5 KiB"
+    assert memory.fmt_bytes(-3 * 2**20) == "-3.0 MiB"
+    assert memory.fmt_bytes(None) == "n/a"
+
+
+def test_nvml_absence_is_explained():
+    status = memory.nvml_status()
+    if not torch.cuda.is_available():
+        assert status  # a reason, not an empty string
