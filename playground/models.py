@@ -178,7 +178,7 @@ def _hub_cached(repo_id: str) -> bool:
 
 @dataclass
 class PhaseReport:
-    name: str  # "load", "migrate", "eval"
+    name: str  # "import", "load", "migrate", "eval"
     seconds: float
     rss_before: int
     rss_after: int
@@ -201,6 +201,7 @@ class LoadReport:
     buffer_count: int
     weights_bytes: int
     disk_bytes: int
+    import_seconds: float
     load_seconds: float
     migrate_seconds: float
     eval_seconds: float
@@ -284,6 +285,26 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
 
+    # Phase 0: find the model class from config.json. Transformers imports each
+    # architecture's Python code lazily, on first use: seconds of `import`, once per
+    # process, that would otherwise be billed to "loading from disk".
+    progress(0.05, "import: the architecture's code (first load only)")
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(src.ref, **common)
+        model_class = AutoModelForCausalLM._model_mapping[type(config)]
+    except KeyError:
+        raise UserError(f"'{src.name}' is not a causal language model Transformers knows "
+                        f"(model_type '{getattr(config, 'model_type', '?')}').") from None
+    except Exception as e:
+        raise _load_error(src, e) from None
+    import_s = time.perf_counter() - t0
+    phases.append(_phase("import", import_s, before, memory.snapshot(),
+                         f"resolved {model_class.__name__}; its module is imported once per process"))
+
     # Phase 1: disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
     progress(0.1, "load: from_pretrained (disk to RAM)" if dev.id != "auto" else "load: from_pretrained(device_map='auto')")
     before = memory.snapshot()
@@ -360,7 +381,8 @@ def _report(src: ModelSource, dev: devices.DeviceInfo, dtype: str, model, phases
     else:
         reason = f"asked for {dtype}: from_pretrained cast the weights while loading"
     vram_gpus, vram_reason = memory.gpu_readings()
-    first, last = phases[0], phases[-1]
+    by = {p.name: p for p in phases}
+    first, last = by["load"], phases[-1]
     ctx = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
     label = ""
     if src.kind == "synthetic":
@@ -371,7 +393,8 @@ def _report(src: ModelSource, dev: devices.DeviceInfo, dtype: str, model, phases
         buffer_count=sum(1 for _ in model.buffers()),
         weights_bytes=memory.weights_bytes(model),
         disk_bytes=_disk_bytes(src.ref),
-        load_seconds=first.seconds, migrate_seconds=phases[1].seconds, eval_seconds=phases[2].seconds,
+        import_seconds=by["import"].seconds, load_seconds=by["load"].seconds,
+        migrate_seconds=by["migrate"].seconds, eval_seconds=by["eval"].seconds,
         phases=phases,
         ram=dict(rss_before=first.rss_before, rss_after=last.rss_after, delta=last.rss_after - first.rss_before,
                  available_before=first.available_before, available_after=last.available_after),

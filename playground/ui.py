@@ -73,6 +73,7 @@ def report_markdown(r: models.LoadReport) -> str:
         "|---|---|---:|---:|---:|---|",
     ]
     what = {
+        "import": "find the model class (imports its code once per process)",
         "load": "`from_pretrained(...)`" + (" with `device_map='auto'`" if r.device == "auto" else ": disk → RAM"),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else "(placed while loading)",
         "eval": "`model.eval()`",
@@ -158,7 +159,10 @@ def ui_load(model: str, device: str, dtype: str, progress=gr.Progress()):
         report = SLOT.load(model, device, dtype, progress=lambda f, d: progress(f, desc=d))
     except UserError as e:
         raise _error(e) from None
-    return report_markdown(report), report.to_dict(), status_markdown()
+    # The slider's top is the model's context minus one prompt token (at most the cap).
+    top = min(MAX_NEW_TOKENS, report.context_length - 1) if report.context_length else MAX_NEW_TOKENS
+    slider = gr.Slider(maximum=top, info=f"this model's context is {report.context_length or '?'} tokens, prompt included")
+    return report_markdown(report), report.to_dict(), status_markdown(), slider
 
 
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, request: gr.Request):
@@ -223,7 +227,7 @@ def build() -> gr.Blocks:
 
         for comp in (device, dtype):
             comp.change(ui_hint, [device, dtype], hint, queue=False, api_visibility="private")
-        load_btn.click(ui_load, [model, device, dtype], [report_md, report_json, status],
+        load_btn.click(ui_load, [model, device, dtype], [report_md, report_json, status, max_new],
                        api_visibility="undocumented", **LANE)
         gen = gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed], [output, stats_md],
                             api_visibility="undocumented", **LANE)

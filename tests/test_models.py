@@ -136,7 +136,8 @@ def test_real_hub_id_here_fails_fast_or_is_not_found():
 
 def test_load_bundled_float32_phases(bundled):
     r = bundled.report
-    assert [p.name for p in r.phases] == ["load", "migrate", "eval"]
+    assert [p.name for p in r.phases] == ["import", "load", "migrate", "eval"]
+    assert r.import_seconds >= 0
     n = sum(p.numel() for p in bundled.model.parameters())
     assert r.param_count == n and 3_000_000 <= n <= 6_000_000
     assert r.weights_bytes == n * 4  # float32, no buffers, tied head counted once
