@@ -25,7 +25,10 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
-MAX_NEW_TOKENS = _env_int("PLAYGROUND_MAX_NEW_TOKENS", 1024)
+# 1024 locally, 256 on a Space (SPACE_ID set); PLAYGROUND_MAX_NEW_TOKENS overrides both (see playground.space).
+from playground.space import space_settings  # noqa: E402  (below UserError: space imports it lazily)
+
+MAX_NEW_TOKENS = space_settings().max_new_tokens
 MAX_PROMPT_CHARS = _env_int("PLAYGROUND_MAX_PROMPT_CHARS", 20_000)
 
 

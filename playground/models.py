@@ -96,6 +96,9 @@ def resolve(model: object) -> ModelSource:
     from playground import synthetic
 
     if model in synthetic.CONFIGS:
+        from playground import space
+
+        space.check_synthetic(model)  # a shared Space caps the sizes (PLAYGROUND_SYNTHETIC_MAX)
         return ModelSource("synthetic", str(synthetic.folder(model)), model)
     if "://" in model or model.lower().startswith(("http:", "https:", "ftp:", "file:")):
         host = urlparse(model).netloc or "that address"

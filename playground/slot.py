@@ -25,6 +25,7 @@ class ModelSlot:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.loaded: models.LoadedModel | None = None
+        self.requested: str | None = None  # the model as the visitor named it, for the code snippet
         # One stop event per visitor session, so Stop ends only the caller's own run.
         self.stops: dict[str, threading.Event] = {}
 
@@ -41,6 +42,7 @@ class ModelSlot:
             if self.loaded is None:
                 return
             self.loaded = None
+            self.requested = None
             gc.collect()
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
@@ -54,6 +56,7 @@ class ModelSlot:
             # of a small machine, and would distort the new load's memory figures.
             self.unload()
             self.loaded = models.load_prepared(src, dev, dtype, progress)
+            self.requested = model.strip()
             return self.loaded.report
 
     def generate(self, prompt: str, max_new_tokens: object, temperature: object, top_p: object, seed: object,

@@ -12,7 +12,8 @@ from typing import Iterator
 
 import gradio as gr
 
-from playground import devices, memory, models
+from playground import devices, memory, models, zerogpu
+from playground import snippet as code
 from playground.generation import GenerationStats
 from playground.inputs import MAX_NEW_TOKENS, UserError
 from playground.slot import SLOT
@@ -65,6 +66,8 @@ def _vram_cell(gpus: list[dict]) -> str:
 
 def report_markdown(r: models.LoadReport) -> str:
     lines = [f"### `{r.model}` → `{r.device}` · `{r.dtype}`"]
+    if zerogpu.timing_label():
+        lines.append(f"> ⏱️ {zerogpu.timing_label()}")
     if r.label:
         lines.append(f"> ⚠️ **{r.label}**")
     lines += [
@@ -132,12 +135,21 @@ def load_model(model: str, device: str, dtype: str) -> dict:
         raise _error(e) from None
 
 
+def _generate_plain(prompt, max_new_tokens, temperature, top_p, seed, session: str = "") -> Iterator[tuple[str, dict]]:
+    """The GPU work, with plain arguments and plain results: on ZeroGPU it runs inside
+    @spaces.GPU, in a worker process that pickles what crosses over."""
+    for text, stats in SLOT.generate(prompt, max_new_tokens, temperature, top_p, seed, session=session):
+        yield text, stats.to_dict()
+
+
+_generate_on_gpu = zerogpu.gpu(_generate_plain)  # the same function off ZeroGPU
+
+
 def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, seed: int,
              request: gr.Request = None) -> tuple[str, dict]:
     """Stream a continuation of the prompt; each update is (text so far, stats so far). temperature 0 is greedy."""
     try:
-        for text, stats in SLOT.generate(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
-            yield text, stats.to_dict()
+        yield from _generate_on_gpu(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request))
     except UserError as e:
         raise _error(e) from None
 
@@ -165,11 +177,25 @@ def ui_load(model: str, device: str, dtype: str, progress=gr.Progress()):
     return report_markdown(report), report.to_dict(), status_markdown(), slider
 
 
-def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, request: gr.Request):
+def ui_snippet(prompt, max_new_tokens, temperature, top_p, seed) -> str:
+    """The code to copy for the loaded model and these settings ('' before a load or on bad input)."""
+    lm, requested = SLOT.loaded, SLOT.requested
+    if lm is None or requested is None:
+        return ""
     try:
-        text, stats = "", None
-        for text, stats in SLOT.generate(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
-            yield text, stats_markdown(stats, running=stats.finish_reason == "running")
+        return code.snippet(requested, lm.report.device, lm.report.dtype_requested, prompt,
+                            max_new_tokens, temperature, top_p, seed)
+    except UserError:
+        return ""  # the generation reports the same problem
+
+
+def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, request: gr.Request):
+    snippet = ui_snippet(prompt, max_new_tokens, temperature, top_p, seed)  # for the model this run uses
+    try:
+        for text, d in _generate_on_gpu(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
+            stats = GenerationStats(**d)
+            running = stats.finish_reason == "running"
+            yield text, stats_markdown(stats, running=running), gr.skip() if running else snippet
     except UserError as e:
         raise _error(e) from None
 
@@ -224,12 +250,14 @@ def build() -> gr.Blocks:
             stop_btn = gr.Button("Stop", variant="stop", elem_id="stop")
         output = gr.Textbox(label="Output", lines=8, elem_id="output")
         stats_md = gr.Markdown(elem_id="stats")
+        snippet_code = gr.Code(language="python", label="The code to copy: this run, in plain Transformers",
+                               interactive=False, buttons=["copy"], elem_id="snippet")
 
         for comp in (device, dtype):
             comp.change(ui_hint, [device, dtype], hint, queue=False, api_visibility="private")
         load_btn.click(ui_load, [model, device, dtype], [report_md, report_json, status, max_new],
                        api_visibility="undocumented", **LANE)
-        gen = gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed], [output, stats_md],
+        gen = gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed], [output, stats_md, snippet_code],
                             api_visibility="undocumented", **LANE)
         stop_btn.click(ui_stop, None, None, queue=False, api_visibility="private")
         # Another visitor may swap the model: keep the banner true.
