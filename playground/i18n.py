@@ -1,0 +1,439 @@
+"""The break-it lab's own words, in English and Chinese.
+
+Everything here is the playground's explanation of what happened, written by
+us. The errors themselves are never stored here: the lab shows what the
+installed PyTorch, Transformers and Accelerate raise, live. `EN` and `ZH` have
+identical keys (a test checks it); `t(key, lang)` picks one and fills `{name}`
+fields.
+"""
+
+from __future__ import annotations
+
+LANGS = ("en", "zh")
+
+EN: dict[str, str] = {
+    # --- labels used by the Markdown renderers -------------------------------------------
+    "ui.error": "Error",
+    "ui.where": "Where it surfaced in our pipeline",
+    "ui.raised_in": "Raised inside",
+    "ui.tensors": "Tensors involved",
+    "ui.name": "Name",
+    "ui.device": "Device",
+    "ui.dtype": "Dtype",
+    "ui.shape": "Shape",
+    "ui.what": "What happened",
+    "ui.fix": "The fix",
+    "ui.before": "Before (the mistake)",
+    "ui.after": "After (the fix)",
+    "ui.fix_run": "The fixed pipeline, run for real",
+    "ui.fix_ok": "The fix works",
+    "ui.fix_failed": "The fix did not work here",
+    "ui.no_error": "No exception: this mistake is silent. What it costs, measured here:",
+    "ui.measured": "Measured",
+    "ui.warnings": "Warnings the libraries printed",
+    "ui.simulated": "Simulated",
+    "ui.real": "Run for real on {device}.",
+    "ui.cannot_run": "Cannot run here",
+    "ui.output": "Output",
+    "ui.seconds": "{seconds:.3f} s",
+    "ui.tokens": "{n} new tokens in {seconds:.3f} s",
+    "ui.quantity": "Quantity",
+    "ui.value": "Value",
+    "ui.not_recognised": "Not recognised: none of the lab's mistakes matches this text. "
+                         "Paste the last lines of the traceback (the exception type and its message).",
+    "ui.matches": "Matching mistakes, best first",
+    "ui.matched_text": "Matched line",
+    "ui.try_it": "Reproduce it in the lab: scenario `{id}`.",
+    "ui.module": "Module",
+    "ui.params": "Parameters",
+    "ui.buffers": "Buffers",
+    "ui.bytes": "Bytes",
+    "ui.tensors_n": "Tensors",
+    "ui.flag": "Flag",
+    "ui.summary": "Summary by (device, dtype)",
+    "ui.modules": "Every module with its own parameters or buffers",
+    "ui.flagged": "Mixed placement: {n} module(s) differ from the rest",
+    "ui.flagged_none": "Every tensor of this model sits on the same device with the same dtype.",
+    "ui.counts": "Counting the model's tensors four ways",
+    "ui.count_api": "Call",
+    "ui.count_n": "Count",
+    "ui.device_map": "hf_device_map (where Accelerate placed each module)",
+    "ui.fake_note": "Fake tensors: shapes, dtypes and devices without data (no memory used).",
+    "ui.rows_cut": "{shown} of {total} rows shown.",
+    # --- names of measured quantities -------------------------------------------------------
+    "m.prompt_tokens": "prompt tokens per forward pass",
+    "m.timed_runs_per_dtype": "timed runs per dtype",
+    "m.statistic": "statistic",
+    "m.float32_ms": "float32: one forward pass (ms)",
+    "m.float16_ms": "float16: one forward pass (ms)",
+    "m.bfloat16_ms": "bfloat16: one forward pass (ms)",
+    "m.float16_vs_float32": "float16 time ÷ float32 time",
+    "m.bfloat16_vs_float32": "bfloat16 time ÷ float32 time",
+    "m.cpu": "CPU",
+    "m.cpu_native_fp16": "CPU has native float16",
+    "m.cpu_native_bf16": "CPU has native bfloat16",
+    "m.train_mode_logits_max_abs_diff": "train mode: largest logit difference between two identical runs",
+    "m.train_mode_positions_with_different_top_token": "train mode: positions whose top token changed",
+    "m.dropout_p": "dropout probability in the model",
+    "m.no_inference_mode_saved_tensors": "without inference_mode: tensors kept for backward",
+    "m.no_inference_mode_saved_bytes": "without inference_mode: memory kept for backward",
+    "m.weights_bytes": "the weights, for scale",
+    "m.fixed_logits_max_abs_diff": "fixed: largest logit difference between two runs",
+    "m.fixed_saved_bytes": "fixed: memory kept for backward",
+    "m.checkpoint_bytes": "checkpoint file size",
+    "m.storage_locations_in_file": "storage locations recorded in the file",
+    "m.storages": "storages in the file",
+    # --- flags of the inspect view -------------------------------------------------------
+    "flag.device": "on {device}, while most of the model is on {majority}",
+    "flag.dtype": "in {dtype}, while most of the model is in {majority}",
+    "flag.mixed": "its own tensors are on several devices: {devices}",
+    "inspect.counts_note": (
+        "state_dict() lists every name, so a tied weight appears twice (GPT-2's lm_head.weight and "
+        "transformer.wte.weight are one tensor). parameters() and named_parameters() yield each tensor "
+        "once, under its first name. buffers() are tensors that are saved and moved with the model but are "
+        "not trained (some, like rotary frequencies, are not saved: they are non-persistent)."
+    ),
+    "inspect.tied": "Tied (one tensor, several names): {names}",
+    # --- labels of the simulation --------------------------------------------------------
+    "sim.fake_cuda": "Simulated on a fake cuda:0 device: this machine has no GPU.",
+    "sim.fake_cuda_differs": (
+        "PyTorch's fake tensors carry a device, a dtype and a shape but no data, and PyTorch's own device "
+        "check raised the message above. On a real GPU the message also names the operator and argument in "
+        "a parenthesis (for example index_select, or addmm with mat1). The fixed run below happens on the CPU."
+    ),
+    "sim.conv_dtype": (
+        "Simulated: this machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
+        "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
+        "here the weight stays float32 and the input is bfloat16: the same check fires with its own message. "
+        "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
+        "instead of two CPU dtypes. The fixed run below happens on the CPU."
+    ),
+    "sim.meta_generate": (
+        "Simulated with the meta device: this machine has no GPU, and generate() cannot run on fake tensors "
+        "(it reads token values to decide when to stop). Meta is a real second device type that holds shapes "
+        "but no data, so Transformers' own device-type check fires and prints its warning above. The special "
+        "token ids are unset on a shallow copy of the model so that generate() reaches that check before it "
+        "needs a token's value; then it fails, because meta tensors have no values to read. On a GPU host "
+        "this scenario runs for real (model on the CPU, input_ids on cuda:0)."
+    ),
+    "sim.big_model": "The loaded model is too large to copy for this scenario ({size}); it ran on the bundled model.",
+    # --- mistakes: titles and explanations ---------------------------------------------------
+    "inputs-on-cpu.title": "Inputs left on the CPU, model on the GPU",
+    "inputs-on-cpu.explain": (
+        "The model's weights were moved to the GPU, but the token ids came from the tokenizer on the CPU and "
+        "were never moved. The very first operator, the embedding lookup, needs its weight and its indices on "
+        "the same device, so PyTorch stops and names both devices. Move the inputs with the model: "
+        "`inputs.to(model.device)`."
+    ),
+    "model-on-cpu.title": "Inputs moved to the GPU, model never moved",
+    "model-on-cpu.explain": (
+        "The inputs were sent to the GPU, but `model.to(device)` was never called, so every weight is still "
+        "in CPU memory. The embedding lookup meets a CPU weight and GPU indices and refuses. Move the model "
+        "once, after loading, and the inputs on every call."
+    ),
+    "block-left-behind.title": "Model moved only in part: one transformer block left behind",
+    "block-left-behind.explain": (
+        "All of the model went to the GPU except one transformer block (here transformer.h.0, as happens when "
+        "layers are moved one by one and one is missed, or a custom placement forgets a module). The hidden "
+        "states arrive on the GPU and the block's first operator finds its weight on the CPU. The Inspect view "
+        "flags the row that differs. Move the whole model with one `model.to(device)`, or let Accelerate "
+        "place it with `device_map`."
+    ),
+    "dtype-mismatch.title": "Dtype mismatch: bfloat16 weights fed float32 inputs_embeds",
+    "dtype-mismatch.explain": (
+        "The weights were cast to bfloat16, but the embeddings passed as `inputs_embeds` were computed in "
+        "float32. Operators check their operands' dtypes: here it is the first LayerNorm that refuses (its "
+        "CPU kernel accepts a lower-precision input with float32 weights, not the reverse); a Linear layer "
+        "refuses with the matmul wording instead. Cast the inputs to the model's dtype, or build them with the "
+        "model's own embedding layer."
+    ),
+    "meta-weights-run.title": "Meta weights used: a model built on the meta device, then run",
+    "meta-weights-run.explain": (
+        "`init_empty_weights()` (or `torch.device('meta')`) builds the model with meta tensors: shapes and "
+        "dtypes, no data. The forward pass does not fail, because meta operators only compute output shapes, "
+        "so the logits come out on the meta device. The error appears where a meta result meets a real tensor: "
+        "appending the next token to the CPU input_ids. Load real weights (from_pretrained, or "
+        "`load_state_dict(..., assign=True)`) before running."
+    ),
+    "meta-weights-moved.title": "Meta weights moved: .to(device) on a meta model",
+    "meta-weights-moved.explain": (
+        "`.to()` copies each tensor's data to the target device, and a meta tensor has no data to copy, so "
+        "PyTorch refuses and points to `to_empty()`. `to_empty(device=...)` allocates uninitialised memory "
+        "for every tensor on the target; the weights must then be loaded into it, and tied weights re-tied."
+    ),
+    "offloaded-moved.title": "An Accelerate-dispatched model with offloaded modules moved with .to()",
+    "offloaded-moved.explain": (
+        "`dispatch_model` with a device map that sends blocks to the disk replaces those weights with meta "
+        "tensors and attaches hooks that load the real ones for each forward pass. A later `.to()` would move "
+        "the empty meta tensors and break that arrangement, so Accelerate wraps `.to()` and refuses. Leave the "
+        "placement to the device map (see hf_device_map below) and call the model as it is."
+    ),
+    "cuda-checkpoint.title": "A checkpoint saved on a GPU, loaded on a CPU-only machine without map_location",
+    "cuda-checkpoint.explain": (
+        "`torch.save` records, for every storage, the device it lived on (here cuda:0). `torch.load` restores "
+        "each storage on that device unless told otherwise, and this machine has no CUDA. "
+        "`map_location='cpu'` rewrites the location at load time; `weights_only=True` (the default since "
+        "PyTorch 2.6) unpickles only tensors and plain containers, so a checkpoint cannot run code."
+    ),
+    "conv-devices.title": "A convolution whose input and weight live on different devices",
+    "conv-devices.explain": (
+        "Causal LMs never raise this one; a small `nn.Conv2d` does. The convolution checks, before any work, "
+        "that its input and its weight have the same tensor type (device and dtype together), and names both "
+        "types when they differ. Move the input to the layer's device and dtype: "
+        "`x.to(conv.weight.device, conv.weight.dtype)`."
+    ),
+    "generate-device-type.title": "generate() called with input_ids on a different device type than the model",
+    "generate-device-type.explain": (
+        "Transformers compares the device type of `input_ids` with the model's before generating (types only: "
+        "cuda:1 against cuda:0 passes) and warns when they differ. Transformers 5 then copies the forward's "
+        "inputs to the model's device before every step, so on a GPU the warning and a slower loop are the "
+        "cost; older versions failed with the device mismatch of the first mistake. Move the inputs to "
+        "`model.device` once, before calling generate()."
+    ),
+    "fp16-on-cpu.title": "float16 on a CPU without native float16",
+    "fp16-on-cpu.explain": (
+        "Nothing fails. Most x86 CPUs have no float16 arithmetic: PyTorch converts each float16 operand to "
+        "float32, computes, and converts back, so the model uses half the memory but runs several times "
+        "slower than in float32. bfloat16 is fast on a CPU only with AVX512-BF16 or AMX. The numbers below "
+        "were measured on this machine, on the same prompt."
+    ),
+    "eval-inference-forgotten.title": "Forgot model.eval() and torch.inference_mode()",
+    "eval-inference-forgotten.explain": (
+        "Nothing fails either. Without `model.eval()` the dropout layers stay active, so the same prompt gives "
+        "different logits on every run. Without `torch.inference_mode()` (or `no_grad()`) autograd records "
+        "the graph and keeps the activations each operator would need for a backward pass that never comes. "
+        "Both costs are measured below."
+    ),
+    # --- diagnoses without a lab scenario ------------------------------------------------------
+    "quantized-moved.title": "A bitsandbytes 4-bit or 8-bit model moved with .to()",
+    "quantized-moved.explain": (
+        "A model loaded with `load_in_4bit`/`load_in_8bit` (a BitsAndBytesConfig) is placed on the GPU while "
+        "loading, and its quantized weights cannot be moved or cast afterwards, so Transformers refuses "
+        "`.to()`. Choose the device at load time with `device_map` and leave it there; move only the inputs."
+    ),
+    "device-side-assert.title": "CUDA device-side assert: usually an index out of range",
+    "device-side-assert.explain": (
+        "A GPU kernel checked an index and found it out of range, most often a token id at or beyond the "
+        "embedding's vocabulary size (a tokenizer that does not match the model, or added tokens without "
+        "`resize_token_embeddings`), or a label outside the classes. CUDA reports it late, at a later call, "
+        "and the CUDA context is unusable afterwards. Rerun on the CPU (or with CUDA_LAUNCH_BLOCKING=1) to "
+        "see the real line, and check `input_ids.max() < model.get_input_embeddings().num_embeddings`."
+    ),
+    "no-cuda.title": "CUDA asked for on a machine or a PyTorch build without it",
+    "no-cuda.explain": (
+        "The code moves something to `cuda`, but this PyTorch is a CPU-only build or no NVIDIA driver and GPU "
+        "are visible. Pick the device from what is available: "
+        "`device = 'cuda' if torch.cuda.is_available() else 'cpu'`."
+    ),
+    "mps-float64.title": "float64 on Apple's MPS",
+    "mps-float64.explain": (
+        "The MPS backend has no float64. A tensor created in float64 (NumPy's default for floats) cannot go "
+        "to `mps`: convert it to float32 first, e.g. `torch.from_numpy(a).float().to('mps')`."
+    ),
+}
+
+ZH: dict[str, str] = {
+    "ui.error": "错误",
+    "ui.where": "在我们的流程中出错的位置",
+    "ui.raised_in": "抛出位置",
+    "ui.tensors": "涉及的张量",
+    "ui.name": "名称",
+    "ui.device": "设备",
+    "ui.dtype": "数据类型",
+    "ui.shape": "形状",
+    "ui.what": "发生了什么",
+    "ui.fix": "修复方法",
+    "ui.before": "修复前（错误写法）",
+    "ui.after": "修复后",
+    "ui.fix_run": "修复后的流程，真实运行",
+    "ui.fix_ok": "修复有效",
+    "ui.fix_failed": "修复在这里没有成功",
+    "ui.no_error": "没有异常：这个错误是静默的。它的代价，在本机实测：",
+    "ui.measured": "实测",
+    "ui.warnings": "库打印的警告",
+    "ui.simulated": "模拟",
+    "ui.real": "在 {device} 上真实运行。",
+    "ui.cannot_run": "无法在这里运行",
+    "ui.output": "输出",
+    "ui.seconds": "{seconds:.3f} 秒",
+    "ui.tokens": "{n} 个新 token，用时 {seconds:.3f} 秒",
+    "ui.quantity": "指标",
+    "ui.value": "数值",
+    "ui.not_recognised": "无法识别：这段文字与实验室中的任何错误都不匹配。"
+                         "请粘贴 traceback 的最后几行（异常类型和它的消息）。",
+    "ui.matches": "匹配的错误（按相关度排序）",
+    "ui.matched_text": "匹配到的行",
+    "ui.try_it": "在实验室中复现：场景 `{id}`。",
+    "ui.module": "模块",
+    "ui.params": "参数量",
+    "ui.buffers": "缓冲区",
+    "ui.bytes": "字节",
+    "ui.tensors_n": "张量数",
+    "ui.flag": "标记",
+    "ui.summary": "按（设备，数据类型）汇总",
+    "ui.modules": "每个直接拥有参数或缓冲区的模块",
+    "ui.flagged": "放置不一致：{n} 个模块与其余部分不同",
+    "ui.flagged_none": "这个模型的所有张量都在同一设备上，数据类型也相同。",
+    "ui.counts": "用四种方式数模型的张量",
+    "ui.count_api": "调用",
+    "ui.count_n": "数量",
+    "ui.device_map": "hf_device_map（Accelerate 把每个模块放在哪里）",
+    "ui.fake_note": "伪张量（fake tensor）：只有形状、数据类型和设备，没有数据（不占内存）。",
+    "ui.rows_cut": "显示 {shown} / {total} 行。",
+    "m.prompt_tokens": "每次前向传播的提示词 token 数",
+    "m.timed_runs_per_dtype": "每种数据类型的计时次数",
+    "m.statistic": "统计方式",
+    "m.float32_ms": "float32：一次前向传播（毫秒）",
+    "m.float16_ms": "float16：一次前向传播（毫秒）",
+    "m.bfloat16_ms": "bfloat16：一次前向传播（毫秒）",
+    "m.float16_vs_float32": "float16 用时 ÷ float32 用时",
+    "m.bfloat16_vs_float32": "bfloat16 用时 ÷ float32 用时",
+    "m.cpu": "CPU",
+    "m.cpu_native_fp16": "CPU 原生支持 float16",
+    "m.cpu_native_bf16": "CPU 原生支持 bfloat16",
+    "m.train_mode_logits_max_abs_diff": "训练模式：两次相同运行之间 logits 的最大差值",
+    "m.train_mode_positions_with_different_top_token": "训练模式：最高概率 token 改变的位置数",
+    "m.dropout_p": "模型中的 dropout 概率",
+    "m.no_inference_mode_saved_tensors": "没有 inference_mode：为反向传播保留的张量数",
+    "m.no_inference_mode_saved_bytes": "没有 inference_mode：为反向传播保留的内存",
+    "m.weights_bytes": "权重大小（作参照）",
+    "m.fixed_logits_max_abs_diff": "修复后：两次运行之间 logits 的最大差值",
+    "m.fixed_saved_bytes": "修复后：为反向传播保留的内存",
+    "m.checkpoint_bytes": "检查点文件大小",
+    "m.storage_locations_in_file": "文件中记录的存储位置",
+    "m.storages": "文件中的存储数",
+    "flag.device": "在 {device} 上，而模型的大部分在 {majority} 上",
+    "flag.dtype": "是 {dtype}，而模型的大部分是 {majority}",
+    "flag.mixed": "它自己的张量分布在多个设备上：{devices}",
+    "inspect.counts_note": (
+        "state_dict() 列出每个名字，所以绑定（tied）的权重会出现两次（GPT-2 的 lm_head.weight 和 "
+        "transformer.wte.weight 是同一个张量）。parameters() 和 named_parameters() 每个张量只给一次，"
+        "用它的第一个名字。buffers() 是随模型保存和移动、但不参与训练的张量（有些，比如旋转位置编码的频率，"
+        "不会被保存：它们是非持久的）。"
+    ),
+    "inspect.tied": "绑定（一个张量，多个名字）：{names}",
+    "sim.fake_cuda": "在伪造的 cuda:0 设备上模拟：这台机器没有 GPU。",
+    "sim.fake_cuda_differs": (
+        "PyTorch 的伪张量（fake tensor）带有设备、数据类型和形状，但没有数据；上面的消息是 PyTorch 自己的"
+        "设备检查抛出的。在真实 GPU 上，消息末尾的括号里还会写出算子和参数名（例如 index_select，或 addmm "
+        "的 mat1）。下面修复后的流程在 CPU 上运行。"
+    ),
+    "sim.conv_dtype": (
+        "模拟：这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。这个检查把输入和权重的完整张量类型"
+        "（设备和数据类型一起）做比较，所以这里权重保持 float32、输入是 bfloat16：同一个检查用它自己的消息报错。"
+        "在 GPU 上，括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），而不是两种 "
+        "CPU 数据类型。下面修复后的流程在 CPU 上运行。"
+    ),
+    "sim.meta_generate": (
+        "用 meta 设备模拟：这台机器没有 GPU，而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
+        "meta 是一个真实存在的第二种设备类型，只有形状没有数据，所以 Transformers 自己的设备类型检查会触发，"
+        "并打印上面的警告。我们在模型的浅拷贝上取消了特殊 token 的 id，让 generate() 在需要读取 token 值之前"
+        "先到达这个检查；随后它失败，因为 meta 张量没有值可读。在有 GPU 的机器上，这个场景会真实运行"
+        "（模型在 CPU，input_ids 在 cuda:0）。"
+    ),
+    "sim.big_model": "已加载的模型太大，这个场景无法复制它（{size}）；改用内置模型运行。",
+    "inputs-on-cpu.title": "输入留在 CPU 上，模型在 GPU 上",
+    "inputs-on-cpu.explain": (
+        "模型的权重已经移到 GPU，但 token id 是分词器在 CPU 上生成的，从没移动过。第一个算子——词嵌入查表——"
+        "要求权重和索引在同一设备上，于是 PyTorch 停下来，并写出两个设备的名字。让输入跟着模型走："
+        "`inputs.to(model.device)`。"
+    ),
+    "model-on-cpu.title": "输入移到了 GPU，模型却从没移动",
+    "model-on-cpu.explain": (
+        "输入被送到了 GPU，但从没调用 `model.to(device)`，所以每个权重都还在 CPU 内存里。词嵌入查表遇到 CPU "
+        "上的权重和 GPU 上的索引，拒绝执行。加载后把模型移动一次，每次调用时移动输入。"
+    ),
+    "block-left-behind.title": "模型只移动了一部分：落下了一个 Transformer 块",
+    "block-left-behind.explain": (
+        "除了一个 Transformer 块（这里是 transformer.h.0），整个模型都去了 GPU——逐层移动时漏掉一层，"
+        "或者自定义放置忘了某个模块，就会这样。隐藏状态在 GPU 上到达，这个块的第一个算子却发现自己的权重在 "
+        "CPU 上。“检查”视图会标出不一致的那一行。用一次 `model.to(device)` 移动整个模型，或者让 "
+        "Accelerate 用 `device_map` 来放置。"
+    ),
+    "dtype-mismatch.title": "数据类型不匹配：bfloat16 权重遇到 float32 的 inputs_embeds",
+    "dtype-mismatch.explain": (
+        "权重被转换成了 bfloat16，但作为 `inputs_embeds` 传入的嵌入是用 float32 计算的。算子会检查操作数的"
+        "数据类型：这里是第一个 LayerNorm 拒绝（它的 CPU 内核接受低精度输入配 float32 权重，反过来不行）；"
+        "如果先遇到的是线性层，报错会换成矩阵乘法的说法。把输入转换成模型的数据类型，或者用模型自己的词嵌入层来生成它们。"
+    ),
+    "meta-weights-run.title": "使用了 meta 权重：在 meta 设备上构建模型后直接运行",
+    "meta-weights-run.explain": (
+        "`init_empty_weights()`（或 `torch.device('meta')`）用 meta 张量构建模型：只有形状和数据类型，没有数据。"
+        "前向传播并不报错，因为 meta 算子只计算输出形状，所以 logits 也在 meta 设备上。错误出现在 meta 结果"
+        "遇到真实张量的地方：把下一个 token 拼接到 CPU 上的 input_ids 时。运行之前先加载真实权重"
+        "（from_pretrained，或 `load_state_dict(..., assign=True)`）。"
+    ),
+    "meta-weights-moved.title": "移动 meta 权重：对 meta 模型调用 .to(device)",
+    "meta-weights-moved.explain": (
+        "`.to()` 会把每个张量的数据复制到目标设备，而 meta 张量没有数据可复制，所以 PyTorch 拒绝，并建议使用 "
+        "`to_empty()`。`to_empty(device=...)` 在目标设备上为每个张量分配未初始化的内存；之后必须把权重加载进去，"
+        "并重新绑定 tied 权重。"
+    ),
+    "offloaded-moved.title": "用 .to() 移动一个由 Accelerate 分派、且有模块被卸载的模型",
+    "offloaded-moved.explain": (
+        "用 `dispatch_model` 和把某些块放到磁盘（disk）的 device map 分派模型后，这些权重被换成 meta 张量，"
+        "并挂上钩子（hook），在每次前向传播时加载真实权重。之后再调用 `.to()` 会移动空的 meta 张量、破坏这种安排，"
+        "所以 Accelerate 包装了 `.to()` 并拒绝执行。把放置交给 device map（见下面的 hf_device_map），直接调用模型。"
+    ),
+    "cuda-checkpoint.title": "在 GPU 上保存的检查点，在只有 CPU 的机器上不带 map_location 加载",
+    "cuda-checkpoint.explain": (
+        "`torch.save` 会为每个存储记录它所在的设备（这里是 cuda:0）。除非另行指定，`torch.load` 会把每个存储"
+        "恢复到那个设备上，而这台机器没有 CUDA。`map_location='cpu'` 在加载时改写位置；`weights_only=True`"
+        "（PyTorch 2.6 起的默认值）只反序列化张量和普通容器，这样检查点就不能执行代码。"
+    ),
+    "conv-devices.title": "卷积的输入和权重在不同设备上",
+    "conv-devices.explain": (
+        "因果语言模型从不会抛出这个错误；一个小的 `nn.Conv2d` 会。卷积在计算之前检查输入和权重的张量类型"
+        "（设备和数据类型一起）是否相同，不同时写出两种类型。把输入移到这一层的设备和数据类型上："
+        "`x.to(conv.weight.device, conv.weight.dtype)`。"
+    ),
+    "generate-device-type.title": "调用 generate() 时 input_ids 与模型的设备类型不同",
+    "generate-device-type.explain": (
+        "Transformers 在生成前比较 `input_ids` 和模型的设备类型（只比较类型：cuda:1 对 cuda:0 不会触发），"
+        "不同就发出警告。Transformers 5 随后会在每一步前把前向传播的输入复制到模型所在设备，所以在 GPU 上，"
+        "代价是这条警告和更慢的循环；旧版本则会以第一个错误那样的设备不匹配失败。调用 generate() 之前，"
+        "把输入一次性移到 `model.device`。"
+    ),
+    "fp16-on-cpu.title": "在没有原生 float16 的 CPU 上使用 float16",
+    "fp16-on-cpu.explain": (
+        "不会报错。大多数 x86 CPU 没有 float16 运算：PyTorch 把每个 float16 操作数转成 float32，计算后再转回来，"
+        "所以模型只占一半内存，却比 float32 慢好几倍。bfloat16 只有在支持 AVX512-BF16 或 AMX 的 CPU 上才快。"
+        "下面的数字是在这台机器上、用同一个提示词实测的。"
+    ),
+    "eval-inference-forgotten.title": "忘了 model.eval() 和 torch.inference_mode()",
+    "eval-inference-forgotten.explain": (
+        "同样不会报错。没有 `model.eval()`，dropout 层保持开启，同一个提示词每次运行得到的 logits 都不同。"
+        "没有 `torch.inference_mode()`（或 `no_grad()`），autograd 会记录计算图，并保留每个算子在反向传播时"
+        "需要的激活值——而反向传播永远不会发生。两种代价都在下面实测。"
+    ),
+    "quantized-moved.title": "用 .to() 移动 bitsandbytes 的 4 位或 8 位模型",
+    "quantized-moved.explain": (
+        "用 `load_in_4bit`/`load_in_8bit`（BitsAndBytesConfig）加载的模型在加载时就被放到 GPU 上，量化后的权重"
+        "之后不能再移动或转换类型，所以 Transformers 拒绝 `.to()`。在加载时用 `device_map` 选定设备，不再移动；"
+        "只移动输入。"
+    ),
+    "device-side-assert.title": "CUDA device-side assert：通常是索引越界",
+    "device-side-assert.explain": (
+        "某个 GPU 内核检查索引时发现越界，最常见的是 token id 大于等于词嵌入的词表大小（分词器与模型不匹配，"
+        "或添加了 token 却没有 `resize_token_embeddings`），或者标签超出类别数。CUDA 报告得晚，出现在之后的某次调用，"
+        "而且之后 CUDA 上下文就不能再用了。在 CPU 上重跑（或设置 CUDA_LAUNCH_BLOCKING=1）看到真正出错的行，"
+        "并检查 `input_ids.max() < model.get_input_embeddings().num_embeddings`。"
+    ),
+    "no-cuda.title": "在没有 CUDA 的机器或 PyTorch 版本上请求 CUDA",
+    "no-cuda.explain": (
+        "代码把东西移到了 `cuda`，但这个 PyTorch 是只支持 CPU 的版本，或者看不到 NVIDIA 驱动和 GPU。根据可用的设备"
+        "选择：`device = 'cuda' if torch.cuda.is_available() else 'cpu'`。"
+    ),
+    "mps-float64.title": "在 Apple 的 MPS 上使用 float64",
+    "mps-float64.explain": (
+        "MPS 后端没有 float64。以 float64 创建的张量（NumPy 浮点数的默认类型）不能移到 `mps`：先转换成 float32，"
+        "例如 `torch.from_numpy(a).float().to('mps')`。"
+    ),
+}
+
+
+def t(key: str, lang: str = "en", **fields: object) -> str:
+    """The text for `key` in `lang` ('en' or 'zh'); unknown languages fall back to English."""
+    table = ZH if lang == "zh" else EN
+    text = table.get(key, EN.get(key, key))
+    return text.format(**fields) if fields else text
