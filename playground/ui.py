@@ -1,128 +1,44 @@
 """The page and the API: Gradio components wired to the core functions.
 
-Nothing is measured here. Every number comes from `playground.models`,
-`playground.memory` and `playground.generation` through the shared slot; this
-module only turns reports into Markdown and UserErrors into `gr.Error`.
+Nothing is measured here. Every number comes from the core modules through the
+shared slot; `playground.views` turns reports into Markdown; this module wires
+components to functions, switches the language, and turns UserErrors into
+`gr.Error`. The named API endpoints call the same functions as the page.
 """
 
 from __future__ import annotations
 
 import html
+import os
 from typing import Iterator
 
 import gradio as gr
 
-from playground import devices, memory, models, zerogpu
+from playground import breakit, devices, diagnose, inspect_model, models, views, zerogpu
 from playground import snippet as code
 from playground.generation import GenerationStats
+from playground.i18n import t
 from playground.inputs import MAX_NEW_TOKENS, UserError
 from playground.slot import SLOT
 
-INTRO = """# The device playground
-Pick a model, a device and a dtype, press **Load**, and see what PyTorch does, measured on this machine:
-how long `from_pretrained` takes to read the weights from disk, and *separately* how long `model.to(device)`
-takes to move them; what that costs in RAM and VRAM; then watch tokens stream in with live tokens/s.
-"""
-
-# Load and generate share one queue lane: one runs at a time, the others wait their turn.
+# Load, generate and the lab share one queue lane: one runs at a time, the others
+# wait their turn (they share one model and, on a Space, two CPU cores).
 LANE = dict(concurrency_id="model", concurrency_limit=1)
+LANGS = [("English", "en"), ("中文", "zh")]
 
 
-# ---------------------------------------------------------------- formatting
-
-def status_markdown() -> str:
-    s = SLOT.status()
-    if not s["loaded"]:
-        return "**Loaded:** nothing yet. Press **Load** (the bundled model works offline)."
-    extra = f" · ⚠️ {s['label']}" if s.get("label") else ""
-    return f"**Loaded:** `{s['model']}` on `{s['device']}` in `{s['dtype']}`{extra}"
+def _error(e: UserError) -> gr.Error:
+    """gr.Error renders its message as HTML: escape it, since it may quote what a visitor typed.
+    A UserError is an expected answer, not a crash: no traceback in the server log."""
+    return gr.Error(html.escape(str(e), quote=False), print_exception=False)
 
 
-def devices_html(devs: list[devices.DeviceInfo]) -> str:
-    rows = []
-    for d in devs:
-        mem = memory.fmt_bytes(d.total_memory) if d.total_memory else ""
-        feats = ", ".join(f for f, ok in (("bf16", d.bf16), ("fp16", d.fp16)) if ok)
-        style = "" if d.available else ' style="opacity:.5"'
-        state = "✅ available" if d.available else "⛔ unavailable"
-        rows.append(
-            f"<tr{style} class='dev-{'on' if d.available else 'off'}'><td><code>{html.escape(d.id)}</code></td>"
-            f"<td>{state}</td><td>{html.escape(d.name)}</td><td>{mem}</td><td>{feats}</td>"
-            f"<td>{html.escape(d.reason)}</td></tr>"
-        )
-    return ("<table><thead><tr><th>device</th><th>state</th><th>name</th><th>memory</th>"
-            "<th>native</th><th>note</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+def _session(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or ""
 
 
-def _vram_cell(gpus: list[dict]) -> str:
-    if not gpus:
-        return "—"
-    return "<br>".join(
-        f"cuda:{g['index']}: alloc {memory.fmt_bytes(g['allocated'])}, reserved {memory.fmt_bytes(g['reserved'])}"
-        + (f", NVML {memory.fmt_bytes(g['nvml_used'])}/{memory.fmt_bytes(g['nvml_total'])}" if g.get("nvml_used") is not None else "")
-        for g in gpus
-    )
-
-
-def report_markdown(r: models.LoadReport) -> str:
-    lines = [f"### `{r.model}` → `{r.device}` · `{r.dtype}`"]
-    if zerogpu.timing_label():
-        lines.append(f"> ⏱️ {zerogpu.timing_label()}")
-    if r.label:
-        lines.append(f"> ⚠️ **{r.label}**")
-    lines += [
-        "",
-        "| phase | what ran | time | RSS before → after | Δ RSS | VRAM after |",
-        "|---|---|---:|---:|---:|---|",
-    ]
-    what = {
-        "import": "find the model class (imports its code once per process)",
-        "load": "`from_pretrained(...)`" + (" with `device_map='auto'`" if r.device == "auto" else ": disk → RAM"),
-        "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else "(placed while loading)",
-        "eval": "`model.eval()`",
-    }
-    for p in r.phases:
-        lines.append(
-            f"| {p.name} | {what[p.name]} | {_secs(p.seconds)} | {memory.fmt_bytes(p.rss_before)} → "
-            f"{memory.fmt_bytes(p.rss_after)} | {memory.fmt_bytes(p.rss_after - p.rss_before)} | {_vram_cell(p.vram_after)} |"
-        )
-    lines += [
-        "",
-        f"**Parameters:** {r.param_count:,} · **buffers:** {r.buffer_count} · "
-        f"**weights:** {memory.fmt_bytes(r.weights_bytes)} in {r.dtype} (Σ numel × element size) · "
-        f"**on disk:** {memory.fmt_bytes(r.disk_bytes)} (safetensors)",
-        "",
-        f"**Measured RAM growth over the whole load:** {memory.fmt_bytes(r.ram['delta'])} "
-        f"against {memory.fmt_bytes(r.weights_bytes)} of weights in theory. "
-        f"System RAM available after: {memory.fmt_bytes(r.ram['available_after'])}.",
-        "",
-        f"**dtype:** {r.dtype_reason}.",
-        f"**migration:** {r.migrate_note}",
-    ]
-    if r.hint:
-        lines.append(f"**hint:** {r.hint}")
-    if not r.vram["available"]:
-        lines.append(f"**VRAM:** {r.vram['reason']}.")
-    if r.hf_device_map:
-        lines.append("**placement (`hf_device_map`):** " + ", ".join(f"`{k or '(all)'}` → {v}" for k, v in r.hf_device_map.items()))
-    return "\n".join(lines)
-
-
-def stats_markdown(s: GenerationStats, running: bool) -> str:
-    state = "generating…" if running else f"done ({s.finish_reason})"
-    ttft = f"{s.ttft_seconds * 1000:.0f} ms" if s.ttft_seconds is not None else "—"
-    rate = f"{s.tokens_per_second:.1f} tokens/s" if s.tokens_per_second else "—"
-    decode_n = max(s.new_tokens - 1, 0)
-    decode_t = f"{s.decode_seconds:.3f} s" if s.decode_seconds is not None else "—"
-    return (
-        f"**{state}** · mode: {'greedy' if s.greedy else 'sampling'}\n\n"
-        f"| time to first token | prompt tokens | new tokens | decode rate | total |\n|---:|---:|---:|---:|---:|\n"
-        f"| {ttft} | {s.prompt_tokens} | {s.new_tokens} | {rate} ({decode_n} tokens in {decode_t}) | {s.total_seconds:.2f} s |"
-    )
-
-
-def _secs(s: float) -> str:
-    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+def _lang(lang: object) -> str:
+    return "zh" if lang == "zh" else "en"
 
 
 # ---------------------------------------------------------------- API endpoints (the documented contract)
@@ -154,27 +70,48 @@ def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         raise _error(e) from None
 
 
-def _error(e: UserError) -> gr.Error:
-    """gr.Error renders its message as HTML: escape it, since it may quote what a visitor typed.
-    A UserError is an expected answer, not a crash: no traceback in the server log."""
-    return gr.Error(html.escape(str(e), quote=False), print_exception=False)
+def break_it_scenarios() -> list[dict]:
+    """The break-it lab's mistakes: id, title in English and Chinese, whether a GPU is involved."""
+    return breakit.scenarios()
 
 
-def _session(request: gr.Request | None) -> str:
-    return getattr(request, "session_hash", None) or ""
+def break_it(scenario: str) -> dict:
+    """Run one mistake on the loaded model (or the bundled one), live, then its fix."""
+    try:
+        return _run_lab(scenario).to_dict()
+    except UserError as e:
+        raise _error(e) from None
 
 
-# ---------------------------------------------------------------- UI handlers
+def diagnose_error(text: str) -> dict:
+    """Name the mistake(s) behind a pasted traceback or error line, best first, with explanations."""
+    try:
+        return diagnose.diagnose(text).to_dict()
+    except UserError as e:
+        raise _error(e) from None
 
-def ui_load(model: str, device: str, dtype: str, progress=gr.Progress()):
+
+def _run_lab(scenario: str) -> breakit.BreakResult:
+    # Hold the slot while the lab copies the model: a load must not swap it mid-copy.
+    with SLOT.lock:
+        lm = SLOT.loaded
+        if lm is None:
+            return breakit.run(scenario)
+        return breakit.run(scenario, model=lm.model, tokenizer=lm.tokenizer)
+
+
+# ---------------------------------------------------------------- page handlers
+
+def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress()):
     try:
         report = SLOT.load(model, device, dtype, progress=lambda f, d: progress(f, desc=d))
     except UserError as e:
         raise _error(e) from None
     # The slider's top is the model's context minus one prompt token (at most the cap).
     top = min(MAX_NEW_TOKENS, report.context_length - 1) if report.context_length else MAX_NEW_TOKENS
-    slider = gr.Slider(maximum=top, info=f"this model's context is {report.context_length or '?'} tokens, prompt included")
-    return report_markdown(report), report.to_dict(), status_markdown(), slider
+    slider = gr.Slider(maximum=top, info=f"context: {report.context_length or '?'} tokens, prompt included")
+    lang = _lang(lang)
+    return views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang), slider
 
 
 def ui_snippet(prompt, max_new_tokens, temperature, top_p, seed) -> str:
@@ -189,13 +126,22 @@ def ui_snippet(prompt, max_new_tokens, temperature, top_p, seed) -> str:
         return ""  # the generation reports the same problem
 
 
-def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, request: gr.Request):
+def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, lang, request: gr.Request):
+    lang = _lang(lang)
+    if break_on:
+        yield "", "", gr.skip(), t("lab.running", lang)
+        try:
+            r = _run_lab(mistake)
+        except UserError as e:
+            raise _error(e) from None
+        yield "", "", gr.skip(), breakit.result_markdown(r, lang)
+        return
     snippet = ui_snippet(prompt, max_new_tokens, temperature, top_p, seed)  # for the model this run uses
     try:
         for text, d in _generate_on_gpu(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
             stats = GenerationStats(**d)
             running = stats.finish_reason == "running"
-            yield text, stats_markdown(stats, running=running), gr.skip() if running else snippet
+            yield text, views.stats_markdown(stats, lang), gr.skip() if running else snippet, ""
     except UserError as e:
         raise _error(e) from None
 
@@ -213,68 +159,159 @@ def ui_hint(device: str, dtype: str) -> str:
     return f"💡 {hint}" if hint else ""
 
 
+def ui_inspect(which: str, lang: str) -> str:
+    lang = _lang(lang)
+    if which == "half":
+        model = breakit.half_moved_model()
+    else:
+        with SLOT.lock:
+            if SLOT.loaded is None:
+                raise _error(UserError(t("status.none", "en")))
+            return inspect_model.inspect_markdown(inspect_model.inspect(SLOT.loaded.model), lang)
+    return inspect_model.inspect_markdown(inspect_model.inspect(model), lang)
+
+
+def ui_diagnose(text: str, lang: str) -> str:
+    try:
+        return diagnose.diagnose_markdown(diagnose.diagnose(text), _lang(lang))
+    except UserError as e:
+        raise _error(e) from None
+
+
+def browser_lang(request: gr.Request) -> str:
+    """Default the page's language to the browser's (Accept-Language), English otherwise."""
+    accept = (request.headers.get("accept-language", "") if request else "").lower()
+    first = accept.split(",")[0].strip()
+    return "zh" if first.startswith("zh") else "en"
+
+
 # ---------------------------------------------------------------- the page
+
+class Localized:
+    """Components whose words follow the language selector: component -> {property: (key, format)}."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[gr.components.Component, dict[str, tuple[str, str]]]] = []
+
+    def __call__(self, component, prop: str, key: str, fmt: str = "{}", **more: str):
+        props = {prop: (key, fmt), **{p: (k, "{}") for p, k in more.items()}}
+        self.items.append((component, props))
+        return component
+
+    def components(self) -> list:
+        return [c for c, _ in self.items]
+
+    def updates(self, lang: str) -> list:
+        return [gr.update(**{p: fmt.format(t(key, lang)) for p, (key, fmt) in props.items()})
+                for _, props in self.items]
+
 
 def build() -> gr.Blocks:
     devs = devices.discover()
     usable = [d.id for d in devs if d.available]
+    en = "en"
+    L = Localized()
     with gr.Blocks(title="The device playground") as demo:
-        gr.Markdown(INTRO)
-        status = gr.Markdown(status_markdown(), elem_id="status")
         with gr.Row():
-            with gr.Column(scale=1):
-                model = gr.Dropdown(
-                    choices=[(e.label, e.id) for e in models.catalog()], value=models.BUNDLED_NAME,
-                    allow_custom_value=True, label="Model",
-                    info="Pick one, or type a Hub id (owner/name) or a local folder.", elem_id="model",
-                )
-                device = gr.Radio(usable, value="cpu", label="Device", elem_id="device")
-                dtype = gr.Radio(list(devices.DTYPES), value="float32", label="dtype", elem_id="dtype")
-                hint = gr.Markdown(ui_hint("cpu", "float32"), elem_id="hint")
-                load_btn = gr.Button("Load", variant="primary", elem_id="load")
-                with gr.Accordion("Devices on this machine", open=False):
-                    gr.HTML(devices_html(devs), elem_id="devices")
-            with gr.Column(scale=2):
-                report_md = gr.Markdown("Press **Load** to see each phase timed and measured.", elem_id="report")
-                with gr.Accordion("Raw load report (JSON)", open=False):
-                    report_json = gr.JSON(elem_id="report-json")
-        gr.Markdown("## Generate")
-        prompt = gr.Textbox("ROMEO:", label="Prompt", lines=2, elem_id="prompt")
-        with gr.Row():
-            max_new = gr.Slider(1, MAX_NEW_TOKENS, value=64, step=1, label="max_new_tokens", elem_id="max-new")
-            temperature = gr.Slider(0, 2, value=0, step=0.05, label="temperature (0 = greedy)", elem_id="temperature")
-            top_p = gr.Slider(0.05, 1, value=1, step=0.05, label="top_p", elem_id="top-p")
-            seed = gr.Number(0, precision=0, label="seed", elem_id="seed")
-        with gr.Row():
-            gen_btn = gr.Button("Generate", variant="primary", elem_id="generate")
-            stop_btn = gr.Button("Stop", variant="stop", elem_id="stop")
-        output = gr.Textbox(label="Output", lines=8, elem_id="output")
-        stats_md = gr.Markdown(elem_id="stats")
-        snippet_code = gr.Code(language="python", label="The code to copy: this run, in plain Transformers",
-                               interactive=False, buttons=["copy"], elem_id="snippet")
+            L(gr.Markdown(f"# {t('page.title', en)}", elem_id="title"), "value", "page.title", "# {}")
+            lang = gr.Radio(LANGS, value="en", label="Language / 语言", elem_id="lang", scale=0, min_width=220)
+        L(gr.Markdown(t("page.intro", en), elem_id="intro"), "value", "page.intro")
+        status = gr.Markdown(views.status_markdown(SLOT.status(), en), elem_id="status")
+        with gr.Tabs():
+            with L(gr.Tab(t("page.tab.play", en), id="play"), "label", "page.tab.play"):
+                with gr.Row():
+                    with gr.Column(scale=1):
+                        model = L(gr.Dropdown(
+                            choices=[(e.label, e.id) for e in models.catalog()], value=models.BUNDLED_NAME,
+                            allow_custom_value=True, label=t("page.model", en), info=t("page.model.info", en),
+                            elem_id="model"), "label", "page.model", info="page.model.info")
+                        device = L(gr.Radio(usable, value="cpu", label=t("page.device", en), elem_id="device"),
+                                   "label", "page.device")
+                        dtype = L(gr.Radio(list(devices.DTYPES), value="float32", label=t("page.dtype", en),
+                                           elem_id="dtype"), "label", "page.dtype")
+                        hint = gr.Markdown(ui_hint("cpu", "float32"), elem_id="hint")
+                        load_btn = L(gr.Button(t("page.load", en), variant="primary", elem_id="load"), "value", "page.load")
+                        with L(gr.Accordion(t("page.devices", en), open=False), "label", "page.devices"):
+                            gr.HTML(views.devices_html(devs), elem_id="devices")
+                    with gr.Column(scale=2):
+                        report_md = L(gr.Markdown(t("page.report.empty", en), elem_id="report"), "value", "page.report.empty")
+                        with L(gr.Accordion(t("page.report.json", en), open=False), "label", "page.report.json"):
+                            report_json = gr.JSON(elem_id="report-json")
+                L(gr.Markdown(t("page.generate.title", en)), "value", "page.generate.title")
+                prompt = L(gr.Textbox("ROMEO:", label=t("page.prompt", en), lines=2, elem_id="prompt"), "label", "page.prompt")
+                with gr.Row():
+                    max_new = L(gr.Slider(1, MAX_NEW_TOKENS, value=64, step=1, label=t("page.max_new", en),
+                                          elem_id="max-new"), "label", "page.max_new")
+                    temperature = L(gr.Slider(0, 2, value=0, step=0.05, label=t("page.temperature", en),
+                                              elem_id="temperature"), "label", "page.temperature")
+                    top_p = L(gr.Slider(0.05, 1, value=1, step=0.05, label=t("page.top_p", en), elem_id="top-p"),
+                              "label", "page.top_p")
+                    seed = L(gr.Number(0, precision=0, label=t("page.seed", en), elem_id="seed"), "label", "page.seed")
+                with gr.Row():
+                    break_on = L(gr.Checkbox(False, label=t("page.breakit", en), info=t("page.breakit.info", en),
+                                             elem_id="breakit"), "label", "page.breakit", info="page.breakit.info")
+                    mistake = L(gr.Dropdown(
+                        [(f"{s['number']}. {s['title_en']}", s["id"]) for s in breakit.scenarios()],
+                        value=breakit.scenarios()[0]["id"], label=t("page.mistake", en), elem_id="mistake"),
+                        "label", "page.mistake")
+                with gr.Row():
+                    gen_btn = L(gr.Button(t("page.generate", en), variant="primary", elem_id="generate"),
+                                "value", "page.generate")
+                    stop_btn = L(gr.Button(t("page.stop", en), variant="stop", elem_id="stop"), "value", "page.stop")
+                lab_md = gr.Markdown(elem_id="lab")
+                output = L(gr.Textbox(label=t("page.output", en), lines=8, elem_id="output"), "label", "page.output")
+                stats_md = gr.Markdown(elem_id="stats")
+                snippet_code = L(gr.Code(language="python", label=t("page.snippet", en), interactive=False,
+                                         buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
+            with L(gr.Tab(t("page.tab.inspect", en), id="inspect"), "label", "page.tab.inspect"):
+                L(gr.Markdown(t("page.inspect.intro", en)), "value", "page.inspect.intro")
+                with gr.Row():
+                    insp_loaded = L(gr.Button(t("page.inspect.loaded", en), elem_id="inspect-loaded"),
+                                    "value", "page.inspect.loaded")
+                    insp_half = L(gr.Button(t("page.inspect.half", en), elem_id="inspect-half"),
+                                  "value", "page.inspect.half")
+                insp_md = gr.Markdown(elem_id="inspect")
+            with L(gr.Tab(t("page.tab.diagnose", en), id="diagnose"), "label", "page.tab.diagnose"):
+                L(gr.Markdown(t("page.diagnose.intro", en)), "value", "page.diagnose.intro")
+                diag_box = L(gr.Textbox(label=t("page.diagnose.box", en), lines=8, elem_id="diagnose-box"),
+                             "label", "page.diagnose.box")
+                diag_btn = L(gr.Button(t("page.diagnose.run", en), elem_id="diagnose-run"), "value", "page.diagnose.run")
+                diag_md = gr.Markdown(elem_id="diagnose")
 
+        private = dict(queue=False, api_visibility="private")
         for comp in (device, dtype):
-            comp.change(ui_hint, [device, dtype], hint, queue=False, api_visibility="private")
-        load_btn.click(ui_load, [model, device, dtype], [report_md, report_json, status, max_new],
+            comp.change(ui_hint, [device, dtype], hint, **private)
+        load_btn.click(ui_load, [model, device, dtype, lang], [report_md, report_json, status, max_new],
                        api_visibility="undocumented", **LANE)
-        gen = gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed], [output, stats_md, snippet_code],
-                            api_visibility="undocumented", **LANE)
-        stop_btn.click(ui_stop, None, None, queue=False, api_visibility="private")
+        gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed, break_on, mistake, lang],
+                      [output, stats_md, snippet_code, lab_md], api_visibility="undocumented", **LANE)
+        stop_btn.click(ui_stop, None, None, **private)
+        insp_loaded.click(lambda lg: ui_inspect("loaded", lg), lang, insp_md, api_visibility="private", **LANE)
+        insp_half.click(lambda lg: ui_inspect("half", lg), lang, insp_md, api_visibility="private", **LANE)
+        diag_btn.click(ui_diagnose, [diag_box, lang], diag_md, api_visibility="private")
+
+        # Language: every localized component, the banner, and the mistake titles follow the selector.
+        def relabel(lg):
+            lg = _lang(lg)
+            titles = [(f"{s['number']}. {s['title_zh' if lg == 'zh' else 'title_en']}", s["id"]) for s in breakit.scenarios()]
+            return [*L.updates(lg), views.status_markdown(SLOT.status(), lg), gr.update(choices=titles)]
+
+        lang.change(relabel, lang, L.components() + [status, mistake], **private)
+        demo.load(browser_lang, None, lang, **private)
         # Another visitor may swap the model: keep the banner true.
-        gr.Timer(5).tick(status_markdown, None, status, queue=False, api_visibility="private")
-        demo.load(status_markdown, None, status, queue=False, api_visibility="private")
+        gr.Timer(5).tick(lambda lg: views.status_markdown(SLOT.status(), _lang(lg)), lang, status, **private)
 
         gr.api(load_model, api_name="load_model", **LANE)
         gr.api(generate, api_name="generate", **LANE)
-        del gen
+        gr.api(break_it_scenarios, api_name="break_it_scenarios", queue=False)
+        gr.api(break_it, api_name="break_it", **LANE)
+        gr.api(diagnose_error, api_name="diagnose")
     demo.queue(default_concurrency_limit=1)
     return demo
 
 
 def launch_kwargs() -> dict:
     """Serve on PLAYGROUND_HOST/PORT (or Gradio's own defaults); no file serving beyond the app's."""
-    import os
-
     kw: dict = {"allowed_paths": [], "show_error": True}
     if os.environ.get("PLAYGROUND_HOST"):
         kw["server_name"] = os.environ["PLAYGROUND_HOST"]

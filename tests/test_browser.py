@@ -118,3 +118,51 @@ def test_bad_input_shows_message_and_page_keeps_working(page):
     page.locator("#load").click()
     page.wait_for_function(
         "() => document.querySelector('#status').innerText.includes('shakespeare-gpt2')", timeout=60_000)
+
+
+def _pick_lang(page, label: str) -> None:
+    page.locator("#lang label", has_text=label).click()
+
+
+def _run_mistake(page, title_fragment: str) -> str:
+    box = page.locator("#breakit input[type=checkbox]")
+    if not box.is_checked():
+        box.check()
+    page.locator("#mistake input").click()
+    page.locator("ul[role=listbox] li", has_text=title_fragment).first.click()
+    page.locator("#generate").click()
+    # First the lab shows its "running…" line, then the result, which ends with the
+    # fixed pipeline's verdict ("The fix works" / "修复有效", or that it failed).
+    page.wait_for_function(
+        "() => { const s = (document.querySelector('#lab') || {}).innerText || '';"
+        " return s.length < 200; }", timeout=30_000)
+    page.wait_for_function(
+        "() => { const s = (document.querySelector('#lab') || {}).innerText || '';"
+        " return /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s); }", timeout=90_000)
+    return _text(page, "#lab")
+
+
+def test_break_it_shows_live_error_explanation_and_fix_in_both_languages(page):
+    _pick_lang(page, "English")
+    lab = _run_mistake(page, "Inputs left on the CPU")
+    # PyTorch's own words (live), the simulation label, our explanation and the fix's run
+    assert "Expected all tensors to be on the same device" in lab
+    assert "simulated" in lab.lower()
+    assert "What happened" in lab and "The fix" in lab
+    assert "The fix works" in lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "break-it-en.png"), full_page=True)
+
+    _pick_lang(page, "中文")
+    page.wait_for_function("() => document.querySelector('#load').innerText.includes('加载')", timeout=15_000)
+    assert "搞坏它" in _text(page, "#breakit")
+    assert "设备" in _text(page, "#device")
+    lab_zh = _run_mistake(page, "输入")
+    assert "Expected all tensors to be on the same device" in lab_zh  # the library's message is never translated
+    assert "发生了什么" in lab_zh or "修复" in lab_zh
+    page.screenshot(path=str(ARTIFACTS / "break-it-zh.png"), full_page=True)
+
+    _pick_lang(page, "English")
+    page.wait_for_function("() => document.querySelector('#load').innerText.includes('Load')", timeout=15_000)
+    assert "Break it" in _text(page, "#breakit")
+    page.locator("#breakit input[type=checkbox]").uncheck()

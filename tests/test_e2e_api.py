@@ -110,3 +110,27 @@ def test_bad_input_gets_a_message_and_the_next_request_works(client, name, call,
     assert any(f in msg for f in fragments), msg
     text, stats = _generate(client, n=8)
     assert stats["new_tokens"] == 8
+
+
+def test_break_it_endpoints(client):
+    scen = client.predict(api_name="/break_it_scenarios")
+    assert len(scen) >= 12 and {"id", "title_en", "title_zh", "needs_gpu"} <= set(scen[0])
+    _load(client)
+    r = client.predict("inputs-on-cpu", api_name="/break_it")
+    for key in ("scenario", "raised", "error_type", "error_message", "simulated", "explanation_en",
+                "explanation_zh", "fix_ok", "measured"):
+        assert key in r
+    assert r["raised"] and r["fix_ok"] and "same device" in r["error_message"]
+    msg = _error(client.predict, "no-such-mistake", api_name="/break_it")
+    assert "Unknown mistake" in msg
+    text, stats = _generate(client, n=8)
+    assert stats["new_tokens"] == 8
+
+
+def test_diagnose_endpoint(client):
+    d = client.predict("RuntimeError: Expected all tensors to be on the same device, but found at least two "
+                       "devices, cuda:1 and cpu! (when checking argument for argument index in method "
+                       "wrapper_CUDA__index_select)", api_name="/diagnose")
+    assert d["matches"] and d["matches"][0] in ("inputs-on-cpu", "model-on-cpu")
+    none = client.predict("KeyError: 'foo'", api_name="/diagnose")
+    assert none["matches"] == []
