@@ -25,7 +25,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterator
 
 import torch
@@ -56,6 +56,9 @@ class GenerationStats:
     total_seconds: float = 0.0
     finish_reason: str = "running"  # "running", "length", "eos", "stopped"
     greedy: bool = True
+    # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
+    # between them are the per-token decode times (playground.decode.step_seconds)
+    token_times: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -158,6 +161,7 @@ def stream(
     thread = threading.Thread(target=work, name="generate", daemon=True)
     thread.start()
     t_first = t_last = None
+    stamps: list[float] = []
     last_yield = 0.0
     stopped_early = False
     eos = tokenizer.eos_token_id
@@ -168,6 +172,7 @@ def stream(
             if not done:
                 tok, t = item
                 ids.append(tok)
+                stamps.append(t)
                 if t_first is None:
                     t_first = t
                 t_last = t
@@ -179,6 +184,7 @@ def stream(
                             done = True
                             break
                         ids.append(nxt[0])
+                        stamps.append(nxt[1])
                         t_last = nxt[1]
                 except queue.Empty:
                     pass
@@ -186,6 +192,7 @@ def stream(
             if done or now - last_yield >= min_interval:
                 last_yield = now
                 _fill(stats, streamer, ids, t_start, t_first, t_last, now)
+                stats.token_times = [x - t_start for x in stamps]
                 if done:
                     stopped_early = stop.is_set()
                     break

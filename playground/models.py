@@ -67,6 +67,7 @@ class ModelSource:
     ref: str  # folder path, or Hub id
     name: str  # what the page shows
     local_files_only: bool = True
+    estimate_phase: "PhaseReport | None" = None  # the memory check, timed in prepare()
 
 
 def allowed_roots() -> list[Path]:
@@ -181,7 +182,7 @@ def _hub_cached(repo_id: str) -> bool:
 
 @dataclass
 class PhaseReport:
-    name: str  # "import", "load", "migrate", "eval"
+    name: str  # "estimate", "import", "load", "migrate", "eval"
     seconds: float
     rss_before: int
     rss_after: int
@@ -204,6 +205,7 @@ class LoadReport:
     buffer_count: int
     weights_bytes: int
     disk_bytes: int
+    estimate_seconds: float
     import_seconds: float
     load_seconds: float
     migrate_seconds: float
@@ -214,6 +216,7 @@ class LoadReport:
     migrate_note: str = ""
     hf_device_map: dict | None = None
     placement: dict = field(default_factory=dict)  # device -> parameter count, measured on the loaded model
+    file_backed_bytes: int | None = None  # weights still pointing into the memory-mapped checkpoint
     context_length: int | None = None
     hint: str = ""
     label: str = ""  # e.g. the synthetic models' "random weights" warning
@@ -240,14 +243,29 @@ def load(model: str, device: str, dtype: str, progress: Progress | None = None) 
     return load_prepared(src, dev, dtype, progress)
 
 
-def prepare(model: str, device: str, dtype: str, progress: Progress | None = None
+def prepare(model: str, device: str, dtype: str, progress: Progress | None = None, reclaimable: int = 0
             ) -> tuple[ModelSource, devices.DeviceInfo, str]:
     """Every check that can fail before a single weight is read: names, device, dtype,
-    allowed folders, and whether a Hub model can be reached at all."""
+    allowed folders, whether a Hub model can be reached at all, and whether it fits
+    (`reclaimable`: RAM the currently loaded model gives back before this load)."""
     progress = progress or (lambda frac, desc: None)
     dtype = devices.check_dtype(dtype)
     dev = devices.check_device(device)
     src = resolve(model)
+    from playground import estimate
+
+    # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
+    # The check builds the model on the meta device (shapes, no data), which also imports
+    # the architecture's code: timed here, reported as the "estimate" phase.
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    est = estimate.guard(src, dev.id, dtype, reclaimable=reclaimable)
+    src.estimate_phase = _phase(
+        "estimate", time.perf_counter() - t0, before, memory.snapshot(),
+        (f"built on the meta device: needs {memory.fmt_bytes(est.required_bytes)} with the margin, "
+         f"{memory.fmt_bytes(est.available_bytes)} available ({est.available_source})") if est is not None
+        else "size unknown until the download: not checked",
+    )
     if src.kind == "synthetic":
         from playground import synthetic
 
@@ -283,7 +301,7 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
     except Exception as e:
         raise _load_error(src, e) from None
 
-    phases: list[PhaseReport] = []
+    phases: list[PhaseReport] = [src.estimate_phase] if src.estimate_phase else []
     kwargs = dict(dtype=_torch_dtype_arg(dtype), use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
@@ -396,6 +414,7 @@ def _report(src: ModelSource, dev: devices.DeviceInfo, dtype: str, model, phases
         buffer_count=sum(1 for _ in model.buffers()),
         weights_bytes=memory.weights_bytes(model),
         disk_bytes=_disk_bytes(src.ref),
+        estimate_seconds=by["estimate"].seconds if "estimate" in by else 0.0,
         import_seconds=by["import"].seconds, load_seconds=by["load"].seconds,
         migrate_seconds=by["migrate"].seconds, eval_seconds=by["eval"].seconds,
         phases=phases,
@@ -406,10 +425,17 @@ def _report(src: ModelSource, dev: devices.DeviceInfo, dtype: str, model, phases
         migrate_note=note,
         hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
         placement=_placement(params),
+        file_backed_bytes=_file_backed(model),
         context_length=ctx,
         hint=devices.dtype_hint(dev, dtype),
         label=label,
     )
+
+
+def _file_backed(model) -> int | None:
+    from playground import migration
+
+    return migration.file_backed_bytes(model)
 
 
 def _placement(params: list[torch.nn.Parameter]) -> dict:

@@ -50,7 +50,10 @@ class ModelSlot:
     def load(self, model: str, device: str, dtype: str, progress: models.Progress | None = None) -> models.LoadReport:
         # Validate everything before touching the slot: a typo, an unreachable Hub id
         # or an absent device never unloads the model another visitor is using.
-        src, dev, dtype = models.prepare(model, device, dtype, progress)
+        # The model held now is freed before the new one loads: the guard counts its RAM as available.
+        held = self.loaded
+        reclaimable = held.report.weights_bytes if held is not None and held.report.device in ("cpu", "mps") else 0
+        src, dev, dtype = models.prepare(model, device, dtype, progress, reclaimable=reclaimable)
         with self.lock:
             # Free the old model first: two models side by side could exceed the RAM
             # of a small machine, and would distort the new load's memory figures.

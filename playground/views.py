@@ -62,6 +62,7 @@ def report_markdown(r: models.LoadReport, lang: str = "en") -> str:
     head = [t(k, lang) for k in ("report.phase", "report.what", "report.time", "report.rss", "report.drss", "report.vram")]
     lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|---|"]
     what = {
+        "estimate": t("report.estimate", lang),
         "import": t("report.import", lang),
         "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
@@ -72,7 +73,10 @@ def report_markdown(r: models.LoadReport, lang: str = "en") -> str:
             f"| {p.name} | {what[p.name]} | {secs(p.seconds)} | {memory.fmt_bytes(p.rss_before)} → "
             f"{memory.fmt_bytes(p.rss_after)} | {memory.fmt_bytes(p.rss_after - p.rss_before)} | {_vram_cell(p.vram_after)} |"
         )
+    notes = {p.name: p.note for p in r.phases}
     lines += [
+        "",
+        f"**{t('report.check', lang)}:** {notes.get('estimate', '')}",
         "",
         f"**{t('report.params', lang)}:** {r.param_count:,} · **{t('report.buffers', lang)}:** {r.buffer_count} · "
         f"**{t('report.weights', lang)}:** {memory.fmt_bytes(r.weights_bytes)} in {r.dtype} ({t('report.weights_how', lang)}) · "
@@ -84,6 +88,8 @@ def report_markdown(r: models.LoadReport, lang: str = "en") -> str:
         f"**{t('report.dtype', lang)}:** {r.dtype_reason}.",
         f"**{t('report.migration', lang)}:** {r.migrate_note}",
     ]
+    if r.file_backed_bytes:
+        lines.append(f"**mmap:** {memory.fmt_bytes(r.file_backed_bytes)} — {t('report.mmap', lang)}")
     if r.hint:
         lines.append(f"**{t('report.hint', lang)}:** {r.hint}")
     if not r.vram["available"]:

@@ -136,7 +136,7 @@ def test_real_hub_id_here_fails_fast_or_is_not_found():
 
 def test_load_bundled_float32_phases(bundled):
     r = bundled.report
-    assert [p.name for p in r.phases] == ["import", "load", "migrate", "eval"]
+    assert [p.name for p in r.phases] == ["estimate", "import", "load", "migrate", "eval"]
     assert r.import_seconds >= 0
     n = sum(p.numel() for p in bundled.model.parameters())
     assert r.param_count == n and 3_000_000 <= n <= 6_000_000
@@ -146,6 +146,8 @@ def test_load_bundled_float32_phases(bundled):
     assert r.disk_bytes == (models.BUNDLED_DIR / "model.safetensors").stat().st_size
     assert r.ram["rss_before"] > 0 and r.ram["rss_after"] > 0
     assert not bundled.model.training  # eval() ran
+    # float32 checkpoint, float32 on cpu: the weights stay mapped from the file (zero copy)
+    assert r.file_backed_bytes == r.weights_bytes
     if not torch.cuda.is_available():
         assert r.vram["available"] is False and r.vram["reason"]
 

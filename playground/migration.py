@@ -1,0 +1,393 @@
+"""Anatomy of a migration: what a `.to(device)` or a dtype cast moves, and how fast.
+
+`model.to(device, dtype)` walks every parameter and buffer. For each tensor whose
+device or dtype differs it allocates the destination, reads every source byte and
+writes every destination byte (converting the element type on the way for a
+cast), then repoints the module at the new tensor. So its cost is bytes, and the
+question worth asking is how close it came to what the machine can move.
+
+Conventions, used throughout the playground so that figures compare:
+- traffic = bytes read + bytes written. A float32 -> bfloat16 cast of N bytes
+  reads N and writes N/2; a same-dtype copy of N bytes reads N and writes N.
+- the machine's limit for CPU work is a large host memcpy (`dst.copy_(src)` of
+  256 MiB, destination already touched, best of a few): the most traffic this
+  machine's memory moves per second from PyTorch. A copy into fresh memory
+  (`src.clone()`) is measured too: the kernel must fault in and zero every new
+  page first, and every `.to()` that allocates pays that.
+- for a GPU the limits are host-to-device copies from pinned (page-locked) and
+  from pageable memory. `model.to("cuda")` copies from pageable memory (weights
+  loaded by `from_pretrained` are not pinned), so CUDA stages the bytes through a
+  pinned bounce buffer: pageable is the fair comparison, pinned the ceiling.
+- every clock read follows `devices.sync`, because CUDA/MPS copies are
+  asynchronous.
+
+Where the bytes are after a load matters too. Transformers 5 reads safetensors
+through a memory map: when the checkpoint already has the requested dtype and the
+target is the CPU, each parameter points straight into the mapped file (a private
+copy-on-write mapping), so `from_pretrained` copies nothing and RSS barely moves;
+the pages are read from the page cache (or disk) when the first forward pass
+touches them. `file_backed_bytes` finds those tensors in /proc/self/maps.
+
+Loading straight onto the device (`device_map={"": device}`) versus loading to
+RAM then `.to(device)`: on a GPU the first streams each tensor from the
+checkpoint to the GPU, so RAM never holds the whole model; the second holds all
+of it in RAM, then copies. On a CPU-only machine both end in RAM and `.to("cpu")`
+is a no-op, so the two should cost the same: a measured baseline, not a lesson
+about GPUs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import time
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import torch
+
+from playground import devices, memory
+
+LIMIT_BYTES = 256 * 2**20
+
+
+@dataclass
+class Bandwidth:
+    name: str  # "host memcpy", "host clone (fresh pages)", "H2D pinned", "H2D pageable"
+    bytes: int  # size of the copy
+    seconds: float  # best of `repeats`
+    gbps: float  # traffic (read + written) / seconds, in GB/s (10^9)
+    repeats: int
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _best(fn, repeats: int, device: str | None) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        devices.sync(device)
+        t0 = time.perf_counter()
+        fn()
+        devices.sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@lru_cache(maxsize=4)
+def host_memcpy(nbytes: int = LIMIT_BYTES, repeats: int = 5) -> Bandwidth:
+    """This machine's RAM-to-RAM limit as PyTorch sees it: dst.copy_(src), both pages already touched."""
+    src = torch.ones(nbytes, dtype=torch.uint8)  # ones, not empty: every page faulted in before timing
+    dst = torch.zeros(nbytes, dtype=torch.uint8)
+    dst.copy_(src)  # warm-up
+    s = _best(lambda: dst.copy_(src), repeats, None)
+    del src, dst
+    return Bandwidth("host memcpy", nbytes, s, 2 * nbytes / s / 1e9, repeats,
+                     f"copy_ of {nbytes / 2**20:.0f} MiB into memory already touched, "
+                     f"{torch.get_num_threads()} threads: read + written bytes per second")
+
+
+@lru_cache(maxsize=4)
+def host_clone(nbytes: int = LIMIT_BYTES, repeats: int = 3) -> Bandwidth:
+    """A copy into freshly allocated memory, as every allocating .to() does (page faults included)."""
+    src = torch.ones(nbytes, dtype=torch.uint8)
+
+    def clone():
+        src.clone()  # allocated, faulted in, written, then freed
+
+    s = _best(clone, repeats, None)
+    del src
+    return Bandwidth("host clone (fresh pages)", nbytes, s, 2 * nbytes / s / 1e9, repeats,
+                     "clone() into new memory: the kernel zeroes and maps every page first")
+
+
+def h2d(device: str, pinned: bool, nbytes: int = LIMIT_BYTES, repeats: int = 5) -> Bandwidth:
+    """Host-to-device copy speed to a GPU, from pinned or pageable host memory (written by the
+    CUDA docs; untested on the CPU-only machines the playground is developed on)."""
+    src = torch.ones(nbytes, dtype=torch.uint8, pin_memory=pinned)
+    dst = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst.copy_(src, non_blocking=pinned)
+    s = _best(lambda: dst.copy_(src, non_blocking=pinned), repeats, device)
+    del src, dst
+    # A host-to-device copy crosses the bus once: bytes / s is the link's rate.
+    return Bandwidth(f"H2D {'pinned' if pinned else 'pageable'}", nbytes, s, nbytes / s / 1e9, repeats,
+                     "bytes crossing the PCIe/NVLink link per second" +
+                     ("" if pinned else "; pageable memory is staged through a pinned buffer by CUDA"))
+
+
+def device_memcpy(device: str, nbytes: int = LIMIT_BYTES, repeats: int = 5) -> Bandwidth:
+    """A copy inside one GPU's memory (read + written bytes per second): the ceiling for decode
+    on that GPU. Written by the CUDA docs; untested on the CPU-only development machines."""
+    src = torch.ones(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.zeros(nbytes, dtype=torch.uint8, device=device)
+    dst.copy_(src)
+    s = _best(lambda: dst.copy_(src), repeats, device)
+    del src, dst
+    return Bandwidth(f"{device} memcpy", nbytes, s, 2 * nbytes / s / 1e9, repeats,
+                     "device-to-device copy_: read + written bytes per second in the GPU's memory")
+
+
+def limits(device: str = "cpu") -> list[Bandwidth]:
+    """The reference speeds for a migration to `device` (measured, cached per process for the host)."""
+    out = [host_memcpy(), host_clone()]
+    kind = torch.device(device).type if device != "auto" else "cpu"
+    if kind == "cuda" and torch.cuda.is_available():
+        out += [h2d(device, pinned=True), h2d(device, pinned=False)]
+    return out
+
+
+_DEVICE_BW: dict[str, Bandwidth] = {}
+
+
+def memory_bandwidth(device: str = "cpu") -> Bandwidth:
+    """The figure decode tokens/s is compared with: a memcpy in the memory the weights live in
+    (RAM for cpu, the GPU's own memory for cuda:N), measured once per process."""
+    kind = torch.device(device).type if device != "auto" else "cpu"
+    if kind == "cuda":
+        if device not in _DEVICE_BW:
+            _DEVICE_BW[device] = device_memcpy(device)
+        return _DEVICE_BW[device]
+    return host_memcpy()  # mps shares RAM; auto on a CPU-only box is the CPU
+
+
+# -- one migration ---------------------------------------------------------------
+@dataclass
+class MigrationReport:
+    call: str  # e.g. "model.to('cpu', torch.bfloat16)"
+    tensors: int
+    tensors_moved: int
+    bytes_read: int  # source bytes of the tensors that changed
+    bytes_written: int  # destination bytes of the tensors that changed
+    seconds: float  # synced wall time of the call
+    gbps: float | None  # (read + written) / seconds
+    limit: dict | None  # the Bandwidth compared with
+    percent_of_limit: float | None
+    percent_of_fresh: float | None  # vs a copy into freshly allocated pages
+    rss_before: int
+    rss_after: int
+    note: str = ""
+    limits: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
+    seen: set[int] = set()
+    out = []
+    for t in list(model.parameters()) + list(model.buffers()):
+        if id(t) not in seen:  # tied weights are one tensor under two names
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def plan(model: torch.nn.Module, device: str | None, dtype: torch.dtype | None) -> tuple[int, int, int, int]:
+    """(tensors, tensors that will change, bytes read, bytes written) for model.to(device, dtype).
+
+    Module.to casts only floating-point tensors to a new dtype; integer buffers
+    (position ids, masks) keep theirs and move only if the device changes."""
+    target = torch.device(device) if device else None
+    n = moved = read = written = 0
+    for t in _tensors(model):
+        n += 1
+        new_dtype = dtype if (dtype is not None and t.is_floating_point()) else t.dtype
+        new_dev = target if target is not None else t.device
+        same_dev = new_dev.type == t.device.type and (new_dev.index is None or new_dev.index == t.device.index)
+        if same_dev and new_dtype == t.dtype:
+            continue
+        moved += 1
+        read += t.numel() * t.element_size()
+        written += t.numel() * torch.empty((), dtype=new_dtype).element_size()
+    return n, moved, read, written
+
+
+def migrate(model: torch.nn.Module, device: str | None = None, dtype: str | torch.dtype | None = None) -> MigrationReport:
+    """Run model.to(device, dtype), timed with syncs on both sides, and compare with the machine's limit."""
+    tdtype = devices.TORCH_DTYPES[dtype] if isinstance(dtype, str) else dtype
+    src_dev = str(devices.torch_device_of(model))
+    n, moved, read, written = plan(model, device, tdtype)
+    args = ", ".join(a for a in (repr(device) if device else "", str(tdtype) if tdtype else "") if a)
+    call = f"model.to({args})"
+    rss0 = memory.rss_bytes()
+    devices.sync(src_dev)
+    if device:
+        devices.sync(device)
+    t0 = time.perf_counter()
+    model.to(**{k: v for k, v in (("device", device), ("dtype", tdtype)) if v is not None})
+    if device:
+        devices.sync(device)
+    devices.sync(src_dev)
+    seconds = time.perf_counter() - t0
+    rss1 = memory.rss_bytes()
+    target_kind = torch.device(device).type if device else torch.device(src_dev).type
+    refs = limits(device or src_dev)
+    if moved == 0:
+        return MigrationReport(call, n, 0, 0, 0, seconds, None, None, None, None, rss0, rss1,
+                               f"no-op: every tensor already had this device and dtype, so Tensor.to returned it "
+                               f"itself; {seconds * 1e3:.2f} ms is the walk over {n} tensors",
+                               [b.to_dict() for b in refs])
+    gbps = (read + written) / seconds / 1e9 if seconds > 0 else None
+    if target_kind == "cuda" and torch.device(src_dev).type == "cpu":
+        ref = next(b for b in refs if b.name == "H2D pageable")
+        # Over the link only the source bytes travel; compare like with like.
+        gbps = read / seconds / 1e9 if seconds > 0 else None
+    else:
+        ref = refs[0]
+    pct = 100.0 * gbps / ref.gbps if gbps and ref.gbps else None
+    fresh = next((b for b in refs if b.name.startswith("host clone")), None)
+    pct_fresh = 100.0 * gbps / fresh.gbps if gbps and fresh and fresh.gbps and ref is refs[0] else None
+    note = (f"this .to() ran at {pct:.0f}% of what this machine's memory can move ({ref.name}, "
+            f"{ref.gbps:.1f} GB/s)") if pct is not None else ""
+    if pct_fresh is not None:
+        note += (f". For scale, a copy into freshly allocated pages runs at {fresh.gbps:.1f} GB/s here (the kernel "
+                 "maps and zeroes each new page first); a .to() pays that too unless the allocator reuses memory "
+                 "freed earlier")
+    if tdtype is not None and read != written:
+        note += ". A dtype cast also converts every element on the way"
+    return MigrationReport(call, n, moved, read, written, seconds, gbps, ref.to_dict(), pct, pct_fresh, rss0, rss1, note,
+                           [b.to_dict() for b in refs])
+
+
+# -- where the bytes live ---------------------------------------------------------
+def _file_mappings() -> list[tuple[int, int, str]] | None:
+    """(start, end, path) of every file-backed mapping of this process (Linux), or None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    out = []
+    for line in lines:
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and parts[4] != "0" and parts[5].startswith("/"):
+            lo, hi = parts[0].split("-")
+            out.append((int(lo, 16), int(hi, 16), parts[5]))
+    return out
+
+
+def file_backed_bytes(model: torch.nn.Module) -> int | None:
+    """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped file
+    (a zero-copy safetensors load), or None where /proc/self/maps is not available."""
+    maps = _file_mappings()
+    if maps is None:
+        return None
+    total = 0
+    for t in _tensors(model):
+        if t.device.type != "cpu":
+            continue
+        ptr = t.data_ptr()
+        if any(lo <= ptr < hi and path.endswith(".safetensors") for lo, hi, path in maps):
+            total += t.numel() * t.element_size()
+    return total
+
+
+# -- device_map vs load-then-move --------------------------------------------------
+@dataclass
+class PlacementRun:
+    method: str  # "device_map" or "load then .to()"
+    call: str
+    seconds: float  # from_pretrained (+ .to) wall time, synced
+    load_seconds: float
+    move_seconds: float
+    rss_start: int
+    rss_peak: int  # sampled at 20 Hz, plus boundary readings
+    rss_end: int
+    vram_peak: int | None
+    weights_bytes: int
+    file_backed_bytes: int | None  # weights still pointing into the mapped checkpoint
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def release_memory() -> None:
+    """Give freed memory back so the next run starts from the same baseline."""
+    gc.collect()
+    try:  # glibc keeps freed heap pages mapped; malloc_trim hands them back to the OS
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _read_through(ref: str) -> None:
+    """Read the checkpoint once so both runs find it in the page cache (the first would pay the disk)."""
+    from pathlib import Path
+
+    for f in sorted(Path(ref).glob("*.safetensors")) if Path(ref).is_dir() else []:
+        with open(f, "rb") as fh:
+            while fh.read(16 * 2**20):
+                pass
+
+
+def compare_placement(model: str, device: str = "cpu", dtype: str = "float32") -> dict:
+    """Load the model twice: straight onto `device` with device_map={"": device}, then to RAM and
+    .to(device). Time and peak memory of each, and what the difference means here."""
+    from transformers import AutoModelForCausalLM
+
+    from playground import models, sampler
+
+    dtype = devices.check_dtype(dtype)
+    dev = devices.check_device(device)
+    if dev.id == "auto":
+        from playground.inputs import UserError
+
+        raise UserError("Pick a device (cpu, cuda:N, mps): 'auto' is a placement plan, not a place to compare.")
+    src = models.resolve(model)
+    if src.kind == "synthetic":
+        from playground import synthetic
+
+        synthetic.ensure(src.name)
+    from playground import estimate
+
+    estimate.guard(src, dev.id, dtype)
+    kwargs = dict(dtype=models._torch_dtype_arg(dtype), use_safetensors=True, trust_remote_code=False,
+                  local_files_only=True)
+    _read_through(src.ref)
+    runs = []
+    for method in ("device_map", "load then .to()"):
+        release_memory()
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+        with sampler.Sampler(hz=20) as s:
+            s.mark(method)
+            devices.sync(dev.id)
+            t0 = time.perf_counter()
+            if method == "device_map":
+                m = AutoModelForCausalLM.from_pretrained(src.ref, device_map={"": dev.id}, **kwargs)
+                devices.sync(dev.id)
+                t1 = t2 = time.perf_counter()
+                call = f"from_pretrained(..., device_map={{'': '{dev.id}'}})"
+            else:
+                m = AutoModelForCausalLM.from_pretrained(src.ref, **kwargs)
+                t1 = time.perf_counter()
+                m.to(dev.id)
+                devices.sync(dev.id)
+                t2 = time.perf_counter()
+                call = f"from_pretrained(...) then .to('{dev.id}')"
+        peak = s.peaks()[0]
+        vram = max((g["allocated"] for g in peak.gpu_peaks), default=None) if peak.gpu_peaks else None
+        if torch.cuda.is_available() and dev.kind == "cuda":
+            vram = torch.cuda.max_memory_allocated(torch.device(dev.id))
+        runs.append(PlacementRun(method, call, t2 - t0, t1 - t0, t2 - t1, peak.rss_start, peak.rss_peak,
+                                 peak.rss_end, vram, memory.weights_bytes(m), file_backed_bytes(m)))
+        del m
+    release_memory()
+    a, b = runs
+    if dev.kind == "cpu":
+        meaning = ("On a CPU both paths end with the weights in RAM and .to('cpu') is a no-op, so time and peak RSS "
+                   "match within noise; on a GPU the two differ (device_map never holds the whole model in RAM).")
+        mapped = [r.file_backed_bytes for r in runs]
+        if all(x is not None and x >= 0.5 * r.weights_bytes for x, r in zip(mapped, runs)):
+            meaning += (" Here both loads left the weights memory-mapped from the checkpoint (zero-copy: the "
+                        "checkpoint already has this dtype), so RSS grew by much less than the weights: the pages "
+                        "are read when the first forward pass touches them.")
+    else:
+        meaning = ("device_map streams each tensor from the checkpoint to the device, so RAM never holds the whole "
+                   "model; load-then-move first holds it all in RAM (peak RSS ~ the weights), then copies it over.")
+    return dict(model=src.name, device=dev.id, dtype=dtype, runs=[r.to_dict() for r in runs],
+                seconds_ratio=b.seconds / a.seconds if a.seconds else None,
+                peak_rss_growth=[r.rss_peak - r.rss_start for r in runs], meaning=meaning)
