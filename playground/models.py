@@ -58,6 +58,11 @@ def catalog() -> list[CatalogEntry]:
     out = [CatalogEntry(BUNDLED_NAME, f"{BUNDLED_NAME} (bundled, works offline)", "bundled",
                         "5.3M-parameter GPT-2 trained on Shakespeare's plays; ships with the playground")]
     out += [CatalogEntry(h, f"{h} (Hugging Face Hub)", "hub", "needs network, or the Hugging Face cache") for h in HUB_MODELS]
+    from playground import space, synthetic
+
+    allowed = space.space_settings().synthetic_allowed
+    out += [CatalogEntry(n, f"{n} ({synthetic.PUBLISHED[n]} shape, random weights)", "synthetic", synthetic.LABEL)
+            for n in synthetic.CONFIGS if n in allowed]
     return out
 
 

@@ -287,7 +287,7 @@ class _RamReader:
 
 
 # What the loaders' progress descriptions start with -> the phase they begin.
-PROGRESS_PHASES = (("load:", "load"), ("migrate:", "migrate"), ("model.eval", "eval"),
+PROGRESS_PHASES = (("import:", "import"), ("load:", "load"), ("migrate:", "migrate"), ("model.eval", "eval"),
                    ("building", "build"), ("init", "build"), ("writing", "build"))
 
 

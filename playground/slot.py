@@ -19,6 +19,9 @@ import torch
 
 from playground import generation, inputs, models
 from playground.inputs import UserError
+from playground.sampler import Sampler, marking_progress
+
+ENGINES = ("generate", "manual", "manual-nocache")
 
 
 class ModelSlot:
@@ -26,6 +29,9 @@ class ModelSlot:
         self.lock = threading.RLock()
         self.loaded: models.LoadedModel | None = None
         self.requested: str | None = None  # the model as the visitor named it, for the code snippet
+        # The memory timelines of the last load and the last generation (sampled at 15 Hz).
+        self.load_timeline: Sampler | None = None
+        self.gen_timeline: Sampler | None = None
         # One stop event per visitor session, so Stop ends only the caller's own run.
         self.stops: dict[str, threading.Event] = {}
 
@@ -53,17 +59,25 @@ class ModelSlot:
         # The model held now is freed before the new one loads: the guard counts its RAM as available.
         held = self.loaded
         reclaimable = held.report.weights_bytes if held is not None and held.report.device in ("cpu", "mps") else 0
-        src, dev, dtype = models.prepare(model, device, dtype, progress, reclaimable=reclaimable)
-        with self.lock:
-            # Free the old model first: two models side by side could exceed the RAM
-            # of a small machine, and would distort the new load's memory figures.
-            self.unload()
-            self.loaded = models.load_prepared(src, dev, dtype, progress)
-            self.requested = model.strip()
-            return self.loaded.report
+        sampler = Sampler(hz=15)
+        with sampler:
+            progress = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
+            src, dev, dtype = models.prepare(model, device, dtype, progress, reclaimable=reclaimable)
+            with self.lock:
+                # Free the old model first: two models side by side could exceed the RAM
+                # of a small machine, and would distort the new load's memory figures.
+                self.unload()
+                self.loaded = models.load_prepared(src, dev, dtype, progress)
+                self.requested = model.strip()
+                self.load_timeline, self.gen_timeline = sampler, None
+                return self.loaded.report
 
     def generate(self, prompt: str, max_new_tokens: object, temperature: object, top_p: object, seed: object,
-                 session: str = "") -> Iterator[tuple[str, generation.GenerationStats]]:
+                 session: str = "", engine: str = "generate") -> Iterator[tuple[str, generation.GenerationStats]]:
+        """Stream (text, stats). engine: 'generate' (model.generate), 'manual' (the tutorials'
+        prefill + decode loop with the KV cache), 'manual-nocache' (the same loop, no cache)."""
+        if engine not in ENGINES:
+            raise UserError(f"Unknown engine {str(engine)[:40]!r}; use one of {', '.join(ENGINES)}.")
         params = generation.GenerationParams(
             max_new_tokens=inputs.check_max_new_tokens(max_new_tokens),
             temperature=inputs.check_temperature(temperature),
@@ -80,10 +94,42 @@ class ModelSlot:
                 lm = self.loaded
                 if lm is None:
                     raise UserError("The model was unloaded. Press Load first.")
-                yield from generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
+                if engine == "generate":
+                    updates = generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
+                else:
+                    from playground import decode
+
+                    updates = decode.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
+                                            use_cache=engine == "manual")
+                sampler = Sampler(hz=15)
+                self.gen_timeline = sampler  # readable while it runs: the last update draws it
+                with sampler:
+                    sampler.mark("prefill")
+                    decoding = False
+                    for text, stats in updates:
+                        if not decoding and stats.new_tokens > 0:
+                            sampler.mark("decode")  # the first token ends the prefill
+                            decoding = True
+                        yield text, stats
         finally:
             if self.stops.get(session) is stop:
                 del self.stops[session]
+
+    def timeline(self) -> tuple[list[dict], list[dict]]:
+        """(rows, peaks) of the last load followed by the last generation, on one time axis
+        (the idle time between the two is cut to half a second)."""
+        rows, peaks, offset = [], [], 0.0
+        for s in (self.load_timeline, self.gen_timeline):
+            if s is None:
+                continue
+            r = s.rows()
+            if not r:
+                continue
+            start = min(x["t"] for x in r)
+            rows += [dict(x, t=x["t"] - start + offset) for x in r]
+            peaks += [p.to_dict() for p in s.peaks()]
+            offset = max(x["t"] for x in rows) + 0.5
+        return rows, peaks
 
     def stop(self, session: str = "") -> bool:
         ev = self.stops.get(session)

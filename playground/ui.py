@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import html
 import os
+from pathlib import Path
 from typing import Iterator
 
 import gradio as gr
 
-from playground import breakit, devices, diagnose, inspect_model, models, views, zerogpu
+import atexit
+import shutil
+import tempfile
+import threading
+
+from playground import breakit, compare as matrix, devices, diagnose, estimate as sizing, inspect_model, models, views, zerogpu
 from playground import snippet as code
-from playground.generation import GenerationStats
 from playground.i18n import t
 from playground.inputs import MAX_NEW_TOKENS, UserError
-from playground.slot import SLOT
+from playground.slot import ENGINES, SLOT
+
+# Downloads (the Compare table) are written under one temporary folder per process,
+# removed at exit. Nothing a visitor sends is written anywhere.
+EXPORTS = Path(tempfile.mkdtemp(prefix="playground-exports-"))
+atexit.register(shutil.rmtree, EXPORTS, ignore_errors=True)
 
 # Load, generate and the lab share one queue lane: one runs at a time, the others
 # wait their turn (they share one model and, on a Space, two CPU cores).
@@ -91,6 +101,22 @@ def diagnose_error(text: str) -> dict:
         raise _error(e) from None
 
 
+def estimate(model: str, dtype: str) -> dict:
+    """Size a model from its config alone (built on the meta device), and say whether it fits here."""
+    try:
+        return sizing.estimate(model, dtype)
+    except UserError as e:
+        raise _error(e) from None
+
+
+def compare(model: str, pairs: list[str], max_new_tokens: int) -> list[dict]:
+    """Run each 'device/dtype' pair through load, migrate, one prompt and greedy tokens; one row per pair."""
+    try:
+        return matrix.compare(model, pairs, max_new_tokens, slot=SLOT)
+    except UserError as e:
+        raise _error(e) from None
+
+
 def _run_lab(scenario: str) -> breakit.BreakResult:
     # Hold the slot while the lab copies the model: a load must not swap it mid-copy.
     with SLOT.lock:
@@ -111,7 +137,43 @@ def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress
     top = min(MAX_NEW_TOKENS, report.context_length - 1) if report.context_length else MAX_NEW_TOKENS
     slider = gr.Slider(maximum=top, info=f"context: {report.context_length or '?'} tokens, prompt included")
     lang = _lang(lang)
-    return views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang), slider
+    return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang), slider,
+            *ui_timeline(lang))
+
+
+def ui_timeline(lang: str) -> tuple:
+    rows, peaks = SLOT.timeline()
+    return views.timeline_frame(rows), views.peaks_markdown(peaks, _lang(lang))
+
+
+def ui_estimate(model: str, device: str, dtype: str, lang: str) -> str:
+    try:
+        return views.estimate_markdown(sizing.estimate(model, dtype, device), _lang(lang))
+    except UserError as e:
+        raise _error(e) from None
+
+
+def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
+    stop = threading.Event()
+    SLOT.stops["compare:" + _session(request)] = stop
+    try:
+        rows = matrix.run(model, pairs, max_new_tokens, slot=SLOT, stop=stop,
+                          progress=lambda f, d: progress(f, desc=d))
+    except UserError as e:
+        raise _error(e) from None
+    finally:
+        SLOT.stops.pop("compare:" + _session(request), None)
+    folder = Path(tempfile.mkdtemp(dir=EXPORTS))
+    paths = matrix.export(rows, folder)
+    frame = views.compare_frame(rows)
+    # bars start at zero, so their heights compare honestly
+    charts = [gr.BarPlot(value=frame, y_lim=[0, float(frame[col].max()) * 1.15 or 1.0]) for col, _ in views.COMPARE_CHARTS]
+    return (*charts, views.compare_table(rows, _lang(lang)),
+            [str(paths["csv"]), str(paths["json"])], views.status_markdown(SLOT.status(), _lang(lang)))
+
+
+def ui_compare_stop(request: gr.Request):
+    SLOT.stop("compare:" + _session(request))
 
 
 def ui_snippet(prompt, max_new_tokens, temperature, top_p, seed) -> str:
@@ -126,22 +188,32 @@ def ui_snippet(prompt, max_new_tokens, temperature, top_p, seed) -> str:
         return ""  # the generation reports the same problem
 
 
-def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, lang, request: gr.Request):
+def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
+                request: gr.Request):
     lang = _lang(lang)
+    skip2 = (gr.skip(), gr.skip())
     if break_on:
-        yield "", "", gr.skip(), t("lab.running", lang)
+        yield "", "", gr.skip(), t("lab.running", lang), *skip2
         try:
             r = _run_lab(mistake)
         except UserError as e:
             raise _error(e) from None
-        yield "", "", gr.skip(), breakit.result_markdown(r, lang)
+        yield "", "", gr.skip(), breakit.result_markdown(r, lang), *skip2
         return
     snippet = ui_snippet(prompt, max_new_tokens, temperature, top_p, seed)  # for the model this run uses
     try:
-        for text, d in _generate_on_gpu(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request)):
-            stats = GenerationStats(**d)
-            running = stats.finish_reason == "running"
-            yield text, views.stats_markdown(stats, lang), gr.skip() if running else snippet, ""
+        if engine == "generate":
+            updates = _generate_on_gpu(prompt, max_new_tokens, temperature, top_p, seed, session=_session(request))
+        else:
+            updates = ((text, st.to_dict()) for text, st in SLOT.generate(
+                prompt, max_new_tokens, temperature, top_p, seed, session=_session(request), engine=engine))
+        for text, d in updates:
+            stats = views.stats_from_dict(d)
+            if stats.finish_reason == "running":
+                yield text, views.stats_markdown(stats, lang), gr.skip(), "", *skip2
+            else:
+                yield (text, views.stats_markdown(stats, lang) + views.per_token_markdown(d, lang),
+                       snippet if engine == "generate" else gr.skip(), "", *ui_timeline(lang))
     except UserError as e:
         raise _error(e) from None
 
@@ -230,13 +302,21 @@ def build() -> gr.Blocks:
                         dtype = L(gr.Radio(list(devices.DTYPES), value="float32", label=t("page.dtype", en),
                                            elem_id="dtype"), "label", "page.dtype")
                         hint = gr.Markdown(ui_hint("cpu", "float32"), elem_id="hint")
-                        load_btn = L(gr.Button(t("page.load", en), variant="primary", elem_id="load"), "value", "page.load")
+                        with gr.Row():
+                            load_btn = L(gr.Button(t("page.load", en), variant="primary", elem_id="load"),
+                                         "value", "page.load")
+                            est_btn = L(gr.Button(t("page.estimate", en), elem_id="estimate"), "value", "page.estimate")
+                        est_md = gr.Markdown(elem_id="estimate-out")
                         with L(gr.Accordion(t("page.devices", en), open=False), "label", "page.devices"):
                             gr.HTML(views.devices_html(devs), elem_id="devices")
                     with gr.Column(scale=2):
                         report_md = L(gr.Markdown(t("page.report.empty", en), elem_id="report"), "value", "page.report.empty")
                         with L(gr.Accordion(t("page.report.json", en), open=False), "label", "page.report.json"):
                             report_json = gr.JSON(elem_id="report-json")
+                        with L(gr.Accordion(t("timeline.title", en), open=True), "label", "timeline.title"):
+                            timeline = gr.LinePlot(x="seconds", y="MiB", color="phase", height=260,
+                                                   elem_id="timeline", label="process RSS (MiB)")
+                            peaks_md = gr.Markdown(elem_id="peaks")
                 L(gr.Markdown(t("page.generate.title", en)), "value", "page.generate.title")
                 prompt = L(gr.Textbox("ROMEO:", label=t("page.prompt", en), lines=2, elem_id="prompt"), "label", "page.prompt")
                 with gr.Row():
@@ -247,6 +327,10 @@ def build() -> gr.Blocks:
                     top_p = L(gr.Slider(0.05, 1, value=1, step=0.05, label=t("page.top_p", en), elem_id="top-p"),
                               "label", "page.top_p")
                     seed = L(gr.Number(0, precision=0, label=t("page.seed", en), elem_id="seed"), "label", "page.seed")
+                engine = L(gr.Radio([("generate()", "generate"), ("manual loop + KV cache", "manual"),
+                                     ("manual loop, no cache", "manual-nocache")], value="generate",
+                                    label=t("page.engine", en), info=t("page.engine.info", en), elem_id="engine"),
+                           "label", "page.engine", info="page.engine.info")
                 with gr.Row():
                     break_on = L(gr.Checkbox(False, label=t("page.breakit", en), info=t("page.breakit.info", en),
                                              elem_id="breakit"), "label", "page.breakit", info="page.breakit.info")
@@ -263,6 +347,28 @@ def build() -> gr.Blocks:
                 stats_md = gr.Markdown(elem_id="stats")
                 snippet_code = L(gr.Code(language="python", label=t("page.snippet", en), interactive=False,
                                          buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
+            with L(gr.Tab(t("page.tab.compare", en), id="compare", elem_id="tab-compare"), "label", "page.tab.compare"):
+                L(gr.Markdown(t("page.compare.intro", en)), "value", "page.compare.intro")
+                with gr.Row():
+                    cmp_model = L(gr.Dropdown(choices=[(e.label, e.id) for e in models.catalog()],
+                                              value=models.BUNDLED_NAME, allow_custom_value=True,
+                                              label=t("page.model", en), elem_id="cmp-model"), "label", "page.model")
+                    cmp_pairs = L(gr.CheckboxGroup(matrix.available_pairs(), value=matrix.available_pairs(),
+                                                   label=t("page.compare.pairs", en), elem_id="cmp-pairs"),
+                                  "label", "page.compare.pairs")
+                    cmp_tokens = L(gr.Slider(2, 128, value=16, step=1, label=t("page.compare.tokens", en),
+                                             elem_id="cmp-tokens"), "label", "page.compare.tokens")
+                with gr.Row():
+                    cmp_run = L(gr.Button(t("page.compare.run", en), variant="primary", elem_id="cmp-run"),
+                                "value", "page.compare.run")
+                    cmp_stop = L(gr.Button(t("page.compare.stop", en), variant="stop", elem_id="cmp-stop"),
+                                 "value", "page.compare.stop")
+                with gr.Row(elem_id="cmp-charts"):
+                    charts = [gr.BarPlot(x="pair", y=col, title=title, height=220, elem_classes=["cmp-chart"])
+                              for col, title in views.COMPARE_CHARTS]
+                cmp_md = gr.Markdown(elem_id="cmp-table")
+                cmp_files = L(gr.File(label=t("page.compare.files", en), file_count="multiple", elem_id="cmp-files"),
+                              "label", "page.compare.files")
             with L(gr.Tab(t("page.tab.inspect", en), id="inspect"), "label", "page.tab.inspect"):
                 L(gr.Markdown(t("page.inspect.intro", en)), "value", "page.inspect.intro")
                 with gr.Row():
@@ -281,10 +387,14 @@ def build() -> gr.Blocks:
         private = dict(queue=False, api_visibility="private")
         for comp in (device, dtype):
             comp.change(ui_hint, [device, dtype], hint, **private)
-        load_btn.click(ui_load, [model, device, dtype, lang], [report_md, report_json, status, max_new],
+        load_btn.click(ui_load, [model, device, dtype, lang], [report_md, report_json, status, max_new, timeline, peaks_md],
                        api_visibility="undocumented", **LANE)
-        gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed, break_on, mistake, lang],
-                      [output, stats_md, snippet_code, lab_md], api_visibility="undocumented", **LANE)
+        est_btn.click(ui_estimate, [model, device, dtype, lang], est_md, api_visibility="private")
+        gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, lang],
+                      [output, stats_md, snippet_code, lab_md, timeline, peaks_md], api_visibility="undocumented", **LANE)
+        cmp_run.click(ui_compare, [cmp_model, cmp_pairs, cmp_tokens, lang], [*charts, cmp_md, cmp_files, status],
+                      api_visibility="private", **LANE)
+        cmp_stop.click(ui_compare_stop, None, None, **private)
         stop_btn.click(ui_stop, None, None, **private)
         insp_loaded.click(lambda lg: ui_inspect("loaded", lg), lang, insp_md, api_visibility="private", **LANE)
         insp_half.click(lambda lg: ui_inspect("half", lg), lang, insp_md, api_visibility="private", **LANE)
@@ -306,6 +416,8 @@ def build() -> gr.Blocks:
         gr.api(break_it_scenarios, api_name="break_it_scenarios", queue=False)
         gr.api(break_it, api_name="break_it", **LANE)
         gr.api(diagnose_error, api_name="diagnose")
+        gr.api(estimate, api_name="estimate")
+        gr.api(compare, api_name="compare", **LANE)
     demo.queue(default_concurrency_limit=1)
     return demo
 

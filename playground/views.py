@@ -112,3 +112,100 @@ def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     mode = t("stats.greedy" if s.greedy else "stats.sampling", lang)
     return (f"**{state}** · {t('stats.mode', lang)}: {mode}\n\n"
             "| " + " | ".join(head) + " |\n|---:|---:|---:|---:|---:|\n| " + " | ".join(cells) + " |")
+
+
+def timeline_frame(rows: list[dict], gpus: bool = False):
+    """Sampler rows -> a DataFrame for a line plot: MiB over seconds, one colour per phase
+    (process RSS), or per GPU series when `gpus`."""
+    import pandas as pd
+
+    keep = [r for r in rows if (r["series"].startswith("cuda") if gpus else r["series"] == "process RSS")]
+    df = pd.DataFrame(keep, columns=["t", "phase", "series", "bytes"])
+    df["MiB"] = df["bytes"] / 2**20
+    df["seconds"] = df["t"].round(3)
+    return df[["seconds", "MiB", "phase", "series"]]
+
+
+def peaks_markdown(peaks: list[dict], lang: str = "en") -> str:
+    if not peaks:
+        return ""
+    head = [t(k, lang) for k in ("report.phase", "report.time", "timeline.rss_start", "timeline.rss_peak",
+                                  "timeline.avail_min", "report.vram")]
+    lines = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|---:|---|"]
+    for p in peaks:
+        vram = "<br>".join(f"cuda:{g.get('index')}: {memory.fmt_bytes(g.get('allocated_peak') or g.get('allocated'))}"
+                           for g in p.get("gpu_peaks") or []) or "—"
+        lines.append(f"| {p['name']} | {secs(p['seconds'])} ({p['samples']} samples) | {memory.fmt_bytes(p['rss_start'])} | "
+                     f"**{memory.fmt_bytes(p['rss_peak'])}** | {memory.fmt_bytes(p['available_min'])} | {vram} |")
+    return "\n".join(lines)
+
+
+def estimate_markdown(e: dict, lang: str = "en") -> str:
+    verdict = t("estimate.fits" if e["fits"] else "estimate.refused", lang)
+    by_dtype = ", ".join(f"{k}: {memory.fmt_bytes(v)}" for k, v in (e.get("weights_bytes_by_dtype") or {}).items())
+    return "\n".join([
+        f"**{verdict}** — {e.get('reason', '')}",
+        "",
+        f"| {t('estimate.what', lang)} | |", "|---|---:|",
+        f"| {t('report.weights', lang)} ({e['dtype']}) | {memory.fmt_bytes(e['weights_bytes'])} |",
+        f"| {t('estimate.required', lang)} (+{e['margin']:.0%}) | {memory.fmt_bytes(e['required_bytes'])} |",
+        f"| {t('estimate.available', lang)} | {memory.fmt_bytes(e['available_bytes'])} ({e.get('available_source', '')}) |",
+        f"| {t('estimate.largest', lang)} | {memory.fmt_bytes(e['largest_layer_bytes'])} "
+        f"(`{', '.join(e.get('largest_layer_names') or [])[:80]}`) |",
+        f"| {t('estimate.kv', lang)} | {memory.fmt_bytes(e['kv_bytes_per_token'])} = {e.get('kv_formula', '')} |",
+        "",
+        f"{t('estimate.by_dtype', lang)}: {by_dtype}" if by_dtype else "",
+    ])
+
+
+COMPARE_CHARTS = (("load_s", "load (s)"), ("migrate_s", "migrate (s)"), ("ttft_s", "time to first token (s)"),
+                  ("decode_tokens_per_s", "decode tokens/s"), ("peak_rss_MiB", "peak RSS (MiB)"))
+
+
+def compare_frame(rows):
+    import pandas as pd
+
+    data = []
+    for r in rows:
+        d = r.to_dict() if hasattr(r, "to_dict") else dict(r)
+        d["peak_rss_MiB"] = (d.get("peak_rss") or 0) / 2**20
+        data.append(d)
+    cols = ["pair"] + [c for c, _ in COMPARE_CHARTS]
+    return pd.DataFrame(data)[cols].fillna(0)
+
+
+def compare_table(rows, lang: str = "en") -> str:
+    head = "| pair | status | load | migrate | TTFT | decode tokens/s (tokens) | % of bandwidth bound | peak RSS | weights |"
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        d = r.to_dict() if hasattr(r, "to_dict") else dict(r)
+        f = lambda k: secs(d[k]) if d.get(k) is not None else "—"  # noqa: E731
+        rate = (f"{d['decode_tokens_per_s']:.1f} ({d.get('decode_tokens')})" if d.get("decode_tokens_per_s") else "—")
+        bound = f"{d['percent_of_bound']:.0f}%" if d.get("percent_of_bound") is not None else "—"
+        status = d["status"] + (f": {d['error'][:120]}" if d.get("error") else "")
+        lines.append(f"| {d['pair']} | {status} | {f('load_s')} | {f('migrate_s')} | {f('ttft_s')} | {rate} | {bound} | "
+                     f"{memory.fmt_bytes(d.get('peak_rss'))} | {memory.fmt_bytes(d.get('weights_bytes'))} |")
+    label = next((d.label for d in rows if getattr(d, "label", "")), "")
+    return ("> ⚠️ " + label + "\n\n" if label else "") + "\n".join(lines)
+
+
+def stats_from_dict(d: dict) -> GenerationStats:
+    """Rebuild the stats record from its dict (extra engine fields ignored)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(GenerationStats)}
+    return GenerationStats(**{k: v for k, v in d.items() if k in names})
+
+
+def per_token_markdown(d: dict, lang: str = "en") -> str:
+    """Prefill and per-token decode times (from the token timestamps), for every engine."""
+    from playground import decode
+
+    steps = d.get("token_seconds") or decode.step_seconds(d.get("token_times") or [])
+    prof = decode.profile(steps) if steps else None
+    if not prof:
+        return ""
+    prefill = d.get("prefill_seconds") if d.get("prefill_seconds") is not None else d.get("ttft_seconds")
+    parts = [f"prefill {secs(prefill)}" if prefill is not None else ""]
+    parts += [f"{k} {secs(v)}" for k, v in prof.items() if isinstance(v, float)]
+    return "\n\n" + t("stats.per_token", lang) + ": " + " · ".join(p for p in parts if p) + f" ({len(steps)} steps)"

@@ -166,3 +166,49 @@ def test_break_it_shows_live_error_explanation_and_fix_in_both_languages(page):
     page.wait_for_function("() => document.querySelector('#load').innerText.includes('Load')", timeout=15_000)
     assert "Break it" in _text(page, "#breakit")
     page.locator("#breakit input[type=checkbox]").uncheck()
+
+
+def test_timeline_after_load_and_generate(page):
+    # the first test loaded and generated: the timeline's phases are listed with their peaks
+    page.locator("#load").click()
+    try:
+        page.wait_for_function("() => (document.querySelector('#peaks') || {}).innerText?.includes('migrate')",
+                               timeout=20_000)
+    except Exception:
+        print("PEAKS", repr(_text(page, "#peaks")), "REPORT", repr(_text(page, "#report")[:300]))
+        page.screenshot(path="/tmp/tl_fail.png", full_page=True)
+        raise
+    peaks = _text(page, "#peaks")
+    for phase in ("load", "migrate", "eval"):
+        assert phase in peaks
+    page.locator("#generate").click()
+    page.wait_for_function("() => (document.querySelector('#peaks') || {}).innerText?.includes('decode')",
+                           timeout=60_000)
+    assert "prefill" in _text(page, "#peaks")
+    assert page.locator("#timeline canvas, #timeline svg").count() > 0
+
+
+def test_compare_tab_runs_a_small_matrix_and_draws_charts(page):
+    page.locator("button[role=tab]", has_text="Compare").click()
+    pairs = page.locator("#cmp-pairs label")
+    for i in range(pairs.count()):  # keep cpu/float32 and cpu/bfloat16: a small matrix
+        label = pairs.nth(i)
+        box = label.locator("input")
+        want = label.inner_text().strip() in ("cpu/float32", "cpu/bfloat16")
+        if box.is_checked() != want:
+            label.click()
+    page.locator("#cmp-tokens input[type=number]").fill("4")
+    page.locator("#cmp-tokens input[type=number]").press("Enter")
+    page.locator("#cmp-run").click()
+    page.wait_for_function(
+        "() => { const s = (document.querySelector('#cmp-table') || {}).innerText || '';"
+        " return s.includes('peak RSS') && s.includes('cpu/bfloat16'); }", timeout=180_000)
+    table = _text(page, "#cmp-table")
+    rows = [ln for ln in table.splitlines() if ln.startswith("cpu/")]
+    assert [r.split()[0] for r in rows] == ["cpu/float32", "cpu/bfloat16"], table
+    assert all("ok" in r for r in rows), table
+    page.wait_for_function("() => document.querySelectorAll('.cmp-chart canvas, .cmp-chart svg').length >= 5",
+                           timeout=20_000)
+    assert page.locator("#cmp-files a, #cmp-files .file-preview").count() >= 1
+    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+    page.locator("button[role=tab]", has_text="Playground").click()

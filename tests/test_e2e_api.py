@@ -134,3 +134,23 @@ def test_diagnose_endpoint(client):
     assert d["matches"] and d["matches"][0] in ("inputs-on-cpu", "model-on-cpu")
     none = client.predict("KeyError: 'foo'", api_name="/diagnose")
     assert none["matches"] == []
+
+
+def test_estimate_endpoint(client):
+    e = client.predict("shakespeare-gpt2", "bfloat16", api_name="/estimate")
+    for key in ("weights_bytes", "largest_layer_bytes", "kv_bytes_per_token", "available_bytes", "fits"):
+        assert key in e
+    assert e["fits"] is True and e["weights_bytes"] > 0
+    big = client.predict("synthetic/gpt2-xl", "float32", api_name="/estimate")
+    assert big["weights_bytes"] > 10 * e["weights_bytes"]
+
+
+def test_compare_endpoint(client):
+    rows = client.predict("shakespeare-gpt2", ["cpu/float32", "cpu/bfloat16"], 4, api_name="/compare")
+    assert [r["pair"] for r in rows] == ["cpu/float32", "cpu/bfloat16"]
+    assert all(r["status"] == "ok" and r["new_tokens"] == 4 for r in rows)
+    msg = _error(client.predict, "shakespeare-gpt2", ["gpu/float32"], 4, api_name="/compare")
+    assert "gpu" in msg
+    _load(client)
+    text, stats = _generate(client, n=8)
+    assert stats["new_tokens"] == 8
