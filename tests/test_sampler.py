@@ -94,7 +94,7 @@ def test_marking_progress_follows_the_loaders_descriptions():
         for d in ("tokenizer", "import: the architecture's code", "load: from_pretrained (disk to RAM)",
                   "migrate: model.to('cpu')", "model.eval()", "loaded"):
             cb(0.5, d)
-    assert [sp.name for sp in s.spans] == ["load", "migrate", "eval"]
+    assert [sp.name for sp in s.spans] == ["import", "load", "migrate", "eval"]
     assert len(seen) == 6  # the wrapped callback still gets everything
 
 
