@@ -174,7 +174,7 @@ def _move(model, device):
 
 
 def _load(path):
-    return torch.load(path)
+    return torch.load(path, weights_only=True)  # the mistake is the missing map_location
 
 
 def _convolve(conv, x):
