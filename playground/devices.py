@@ -180,28 +180,30 @@ def check_dtype(dtype: str) -> str:
     return dtype.strip()
 
 
-def dtype_hint(device: DeviceInfo, dtype: str) -> str:
+def dtype_hint(device: DeviceInfo, dtype: str, lang: str = "en") -> str:
     """A one-line note on what this (device, dtype) pair costs, or '' if nothing known."""
+    from playground.i18n import t
+
+    key = _hint_key(device, dtype)
+    return t(key, lang, name=device.name, capability=device.capability) if key else ""
+
+
+def _hint_key(device: DeviceInfo, dtype: str) -> str:
     on_cpu = device.kind == "cpu" or (device.kind == "auto" and not torch.cuda.is_available())
     if on_cpu:
         if dtype == "float16" and not cpu_native_fp16():
-            return ("float16 on this CPU has no native support: PyTorch converts to float32 internally, "
-                    "so it halves memory but runs several times slower than float32.")
-        if dtype == "bfloat16" and not cpu_native_bf16():
-            return ("bfloat16 halves memory; this CPU lacks AVX512-BF16/AMX, so matmuls are "
-                    "emulated and may be slower than float32.")
+            return "hint.fp16_cpu_slow"  # no native fp16: converted to float32 internally
         if dtype == "bfloat16":
-            return "bfloat16 halves memory and this CPU computes it natively (AVX512-BF16/AMX)."
+            return "hint.bf16_cpu_native" if cpu_native_bf16() else "hint.bf16_cpu_emulated"
     if device.kind == "cuda":
         if dtype == "bfloat16" and device.bf16 is False:
-            return (f"{device.name} (compute {device.capability}) has no bfloat16 tensor cores: "
-                    "it runs, emulated and slowly. Prefer float16 on this GPU.")
+            return "hint.bf16_gpu_old"  # pre-Ampere: no bf16 tensor cores
         if dtype == "float32":
-            return "float32 on a GPU uses twice the memory of float16/bfloat16 and skips the tensor cores' fastest path."
+            return "hint.fp32_gpu"
     if device.kind == "mps" and dtype == "bfloat16":
-        return "bfloat16 on MPS needs macOS 14 or newer."
+        return "hint.bf16_mps"
     if dtype == "auto":
-        return "auto keeps the dtype stored in the checkpoint (torch_dtype/dtype in config.json)."
+        return "hint.auto"
     return ""
 
 

@@ -324,6 +324,19 @@ EN: dict[str, str] = {
     'page.compare.run': 'Run the matrix',
     'page.compare.stop': 'Stop after this run',
     'page.compare.files': 'Download the table',
+    'hint.fp16_cpu_slow': 'float16 on this CPU has no native support: PyTorch converts to float32 internally, so it halves memory but runs several times slower than float32.',
+    'hint.bf16_cpu_emulated': 'bfloat16 halves memory; this CPU lacks AVX512-BF16/AMX, so matmuls are emulated and may be slower than float32.',
+    'hint.bf16_cpu_native': 'bfloat16 halves memory and this CPU computes it natively (AVX512-BF16/AMX).',
+    'hint.bf16_gpu_old': '{name} (compute {capability}) has no bfloat16 tensor cores: it runs, emulated and slowly. Prefer float16 on this GPU.',
+    'hint.fp32_gpu': "float32 on a GPU uses twice the memory of float16/bfloat16 and skips the tensor cores' fastest path.",
+    'hint.bf16_mps': 'bfloat16 on MPS needs macOS 14 or newer.',
+    'hint.auto': 'auto keeps the dtype stored in the checkpoint (torch_dtype/dtype in config.json).',
+    'note.migrate.noop': 'no-op: the weights were already on {device}, so Tensor.to() returned each tensor itself without copying (same data_ptr before and after); the time is just the walk over every parameter and buffer.',
+    'note.migrate.copied': 'copied every parameter and buffer from {src} to {dst} and repointed the module at them.',
+    'note.migrate.auto_hooks': "device_map='auto' placed each layer while loading, so there is no separate .to(). Accelerate spread the layers over several devices and hooked them (see hf_device_map); calling .to() on such a model is refused.",
+    'note.migrate.auto_single': "device_map='auto' placed each layer while loading, so there is no separate .to(). Everything fit on one device, so Transformers loaded it there directly: no hooks, and no hf_device_map (it is set only when layers span devices or disk).",
+    'note.dtype.auto': "auto: kept the checkpoint's own dtype, {dtype}",
+    'note.dtype.cast': 'asked for {dtype}: from_pretrained cast the weights while loading',
 }
 
 ZH: dict[str, str] = {
@@ -617,6 +630,19 @@ ZH: dict[str, str] = {
     'page.compare.run': '运行对比',
     'page.compare.stop': '这次运行后停止',
     'page.compare.files': '下载表格',
+    'hint.fp16_cpu_slow': '这颗 CPU 没有原生 float16 支持：PyTorch 会在内部转换成 float32 计算，所以内存减半，但速度比 float32 慢好几倍。',
+    'hint.bf16_cpu_emulated': 'bfloat16 让内存减半；这颗 CPU 没有 AVX512-BF16/AMX，矩阵乘法是模拟的，可能比 float32 还慢。',
+    'hint.bf16_cpu_native': 'bfloat16 让内存减半，而且这颗 CPU 原生支持它（AVX512-BF16/AMX）。',
+    'hint.bf16_gpu_old': '{name}（计算能力 {capability}）没有 bfloat16 张量核心：能运行，但是模拟的，很慢。这块 GPU 上请用 float16。',
+    'hint.fp32_gpu': 'GPU 上的 float32 占用的显存是 float16/bfloat16 的两倍，也用不上张量核心最快的路径。',
+    'hint.bf16_mps': 'MPS 上的 bfloat16 需要 macOS 14 或更新版本。',
+    'hint.auto': 'auto 保留检查点里存储的数据类型（config.json 中的 torch_dtype/dtype）。',
+    'note.migrate.noop': '空操作：权重本来就在 {device} 上，所以 Tensor.to() 直接返回了每个张量本身，没有复制（前后 data_ptr 相同）；这段时间只是遍历所有参数和缓冲区。',
+    'note.migrate.copied': '把每个参数和缓冲区从 {src} 复制到了 {dst}，并让模块指向新的张量。',
+    'note.migrate.auto_hooks': "device_map='auto' 在加载时就放置好了每一层，所以没有单独的 .to()。Accelerate 把各层分布到多个设备上并挂了钩子（见 hf_device_map）；对这样的模型调用 .to() 会被拒绝。",
+    'note.migrate.auto_single': "device_map='auto' 在加载时就放置好了每一层，所以没有单独的 .to()。所有层都放得进一个设备，Transformers 直接加载到那里：没有钩子，也没有 hf_device_map（只有当层跨设备或磁盘时才会设置）。",
+    'note.dtype.auto': 'auto：保留检查点自己的数据类型 {dtype}',
+    'note.dtype.cast': '要求 {dtype}：from_pretrained 在加载时转换了权重',
 }
 
 

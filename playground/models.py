@@ -219,6 +219,8 @@ class LoadReport:
     ram: dict  # {"rss_before", "rss_after", "delta", "available_before", "available_after"}
     vram: dict  # {"available": bool, "reason": str, "gpus": [...]}
     migrate_note: str = ""
+    migrate_code: str = ""  # "noop", "copied", "auto_hooks", "auto_single": the note's key, for other languages
+    migrate_fields: dict = field(default_factory=dict)
     hf_device_map: dict | None = None
     placement: dict = field(default_factory=dict)  # device -> parameter count, measured on the loaded model
     file_backed_bytes: int | None = None  # weights still pointing into the memory-mapped checkpoint
@@ -352,11 +354,7 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
     before = memory.snapshot()
     if dev.id == "auto":
         migrate_s = 0.0
-        note = ("device_map='auto' placed each layer while loading, so there is no separate .to(). "
-                + ("Accelerate spread the layers over several devices and hooked them (see hf_device_map); "
-                   "calling .to() on such a model is refused." if getattr(model, "hf_device_map", None) else
-                   "Everything fit on one device, so Transformers loaded it there directly: no hooks, "
-                   "and no hf_device_map (it is set only when layers span devices or disk)."))
+        note_code, note_fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
     else:
         devices.sync(dev.id)
         t0 = time.perf_counter()
@@ -364,12 +362,14 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
         devices.sync(dev.id)
         migrate_s = time.perf_counter() - t0
         first = next(model.parameters())
+        # Same data_ptr and device after .to(): Tensor.to returned the tensor itself, nothing copied.
         if first.data_ptr() == ptr_before and first.device == dev_before:
-            note = (f"no-op: the weights were already on {dev_before}, so Tensor.to() returned each tensor "
-                    "itself without copying (same data_ptr before and after); the time is just the walk "
-                    "over every parameter and buffer.")
+            note_code, note_fields = "noop", {"device": str(dev_before)}
         else:
-            note = f"copied every parameter and buffer from {dev_before} to {first.device} and repointed the module at them."
+            note_code, note_fields = "copied", {"src": str(dev_before), "dst": str(first.device)}
+    from playground.i18n import t
+
+    note = t(f"note.migrate.{note_code}", "en", **note_fields)
     after = memory.snapshot()
     phases.append(_phase("migrate", migrate_s, before, after, note))
 
@@ -386,6 +386,7 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
         model.generation_config.pad_token_id = tokenizer.eos_token_id
 
     report = _report(src, dev, dtype, model, phases, note)
+    report.migrate_code, report.migrate_fields = note_code, note_fields
     progress(1.0, "loaded")
     input_device = str(model.get_input_embeddings().weight.device)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report, device=input_device)
@@ -402,10 +403,9 @@ def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memo
 def _report(src: ModelSource, dev: devices.DeviceInfo, dtype: str, model, phases: list[PhaseReport], note: str) -> LoadReport:
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")
-    if dtype == "auto":
-        reason = f"auto: kept the checkpoint's own dtype, {actual}"
-    else:
-        reason = f"asked for {dtype}: from_pretrained cast the weights while loading"
+    from playground.i18n import t
+
+    reason = t("note.dtype.auto" if dtype == "auto" else "note.dtype.cast", "en", dtype=actual)
     vram_gpus, vram_reason = memory.gpu_readings()
     by = {p.name: p for p in phases}
     first, last = by["load"], phases[-1]

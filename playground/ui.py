@@ -222,12 +222,12 @@ def ui_stop(request: gr.Request):
     SLOT.stop(_session(request))
 
 
-def ui_hint(device: str, dtype: str) -> str:
+def ui_hint(device: str, dtype: str, lang: str = "en") -> str:
     try:
         dev = devices.check_device(device)
     except UserError as e:
         return f"⚠️ {e}"
-    hint = devices.dtype_hint(dev, dtype)
+    hint = devices.dtype_hint(dev, dtype, _lang(lang))
     return f"💡 {hint}" if hint else ""
 
 
@@ -385,8 +385,8 @@ def build() -> gr.Blocks:
                 diag_md = gr.Markdown(elem_id="diagnose")
 
         private = dict(queue=False, api_visibility="private")
-        for comp in (device, dtype):
-            comp.change(ui_hint, [device, dtype], hint, **private)
+        for comp in (device, dtype, lang):
+            comp.change(ui_hint, [device, dtype, lang], hint, **private)
         load_btn.click(ui_load, [model, device, dtype, lang], [report_md, report_json, status, max_new, timeline, peaks_md],
                        api_visibility="undocumented", **LANE)
         est_btn.click(ui_estimate, [model, device, dtype, lang], est_md, api_visibility="private")

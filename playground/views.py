@@ -85,13 +85,21 @@ def report_markdown(r: models.LoadReport, lang: str = "en") -> str:
         "**" + t("report.ram_growth", lang, delta=memory.fmt_bytes(r.ram["delta"]), weights=memory.fmt_bytes(r.weights_bytes),
                  avail=memory.fmt_bytes(r.ram["available_after"])) + "**",
         "",
-        f"**{t('report.dtype', lang)}:** {r.dtype_reason}.",
-        f"**{t('report.migration', lang)}:** {r.migrate_note}",
+        f"**{t('report.dtype', lang)}:** "
+        + t("note.dtype.auto" if r.dtype_requested == "auto" else "note.dtype.cast", lang, dtype=r.dtype) + ".",
+        f"**{t('report.migration', lang)}:** "
+        + (t(f"note.migrate.{r.migrate_code}", lang, **r.migrate_fields) if r.migrate_code else r.migrate_note),
     ]
     if r.file_backed_bytes:
         lines.append(f"**mmap:** {memory.fmt_bytes(r.file_backed_bytes)} — {t('report.mmap', lang)}")
-    if r.hint:
-        lines.append(f"**{t('report.hint', lang)}:** {r.hint}")
+    hint = r.hint
+    if hint and lang != "en":
+        try:
+            hint = devices.dtype_hint(devices.check_device(r.device), r.dtype_requested, lang)
+        except ValueError:  # the device vanished since the load: keep the English note
+            pass
+    if hint:
+        lines.append(f"**{t('report.hint', lang)}:** {hint}")
     if not r.vram["available"]:
         lines.append(f"**VRAM:** {r.vram['reason']}.")
     if r.hf_device_map:
