@@ -39,6 +39,7 @@ guard sees, so a small machine can be simulated and the refusal tested.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -175,6 +176,38 @@ def _apply_dtype_plan(model, dtype: torch.dtype) -> None:
     for name, param in model.named_parameters():
         if pattern.search(name):
             param.data = param.data.to(torch.float32)  # on meta: changes the dtype, allocates nothing
+
+
+@dataclass(frozen=True)
+class MetaFacts:
+    """What the meta-device build tells: sizes by Accelerate's accounting, and the tying."""
+
+    architecture: str
+    param_count: int
+    total: int
+    largest: int
+    names: tuple[str, ...]
+    tied: bool
+
+
+def meta_facts(config, dtype: torch.dtype) -> MetaFacts:
+    """Build on meta once per (config, dtype) and remember the answer: building even an empty
+    model runs every module's __init__ (tens of ms for GPT-2 small), and the answer depends
+    only on the config's text and the dtype."""
+    return _meta_facts(config.to_json_string(use_diff=False), type(config).__name__, str(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFacts:
+    from transformers import AutoConfig
+
+    cfg_dict = json.loads(config_json)
+    config = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
+    m = meta_model(config, getattr(torch, dtype_name.replace("torch.", "")))
+    total, largest, names = sizes(m)
+    emb, out = m.get_input_embeddings(), m.get_output_embeddings()
+    tied = out is not None and emb is not None and out.weight is emb.weight
+    return MetaFacts(type(m).__name__, sum(p.numel() for p in m.parameters()), total, largest, tuple(names), tied)
 
 
 def sizes(model) -> tuple[int, int, list[str]]:
@@ -323,17 +356,13 @@ def estimate_model(model, dtype: str, device: str = "cpu", reclaimable: int = 0,
     for name, tdtype in devices.TORCH_DTYPES.items():
         if not all_dtypes and name != resolved:
             continue
-        m = meta_model(src.config, tdtype)
-        total, largest, names = sizes(m)
-        by_dtype[name] = total
+        facts = meta_facts(src.config, tdtype)
+        by_dtype[name] = facts.total
         if name == resolved:
-            main = (m, total, largest, names)
-    m, total, largest, names = main
+            main = facts
+    total, largest, names, tied = main.total, main.largest, list(main.names), main.tied
     if src.kind == "synthetic" and not src.built and "float32" not in by_dtype:
-        by_dtype["float32"] = sizes(meta_model(src.config, torch.float32))[0]  # ensure() builds in float32
-    emb = m.get_input_embeddings()
-    out = m.get_output_embeddings()
-    tied = out is not None and emb is not None and out.weight is emb.weight
+        by_dtype["float32"] = meta_facts(src.config, torch.float32).total  # ensure() builds in float32
     tdtype = devices.TORCH_DTYPES[resolved]
     kv = kv_bytes_per_token(src.config, tdtype)
     ks = kv_shape(src.config)
@@ -341,8 +370,8 @@ def estimate_model(model, dtype: str, device: str = "cpu", reclaimable: int = 0,
 
     est = Estimate(
         model=src.name, source=src.kind, device=dev.id, dtype=resolved, dtype_requested=dtype, dtype_reason=reason,
-        architecture=type(m).__name__,
-        param_count=sum(p.numel() for p in m.parameters()),
+        architecture=main.architecture,
+        param_count=main.param_count,
         weights_bytes=total, weights_bytes_by_dtype=by_dtype,
         largest_layer_bytes=largest, largest_layer_names=names,
         kv_bytes_per_token=kv,
@@ -356,7 +385,7 @@ def estimate_model(model, dtype: str, device: str = "cpu", reclaimable: int = 0,
     if not est.fits and not all_dtypes:  # refused: size the other dtypes too, to suggest one
         for name, tdtype in devices.TORCH_DTYPES.items():
             if name not in by_dtype:
-                by_dtype[name] = sizes(meta_model(src.config, tdtype))[0]
+                by_dtype[name] = meta_facts(src.config, tdtype).total
         _decide(est, dev, src, reclaimable)
     return est
 
