@@ -4,6 +4,10 @@ from playground import zerogpu
 
 ZERO = zerogpu.status()  # on ZeroGPU this imports `spaces` first, before torch touches CUDA
 
+from playground import memory  # noqa: E402
+
+memory.limit_malloc_arenas()  # before the server's threads start: RSS stays flat over days of requests
+
 from playground.ui import build, launch_kwargs  # noqa: E402
 
 if ZERO.active:
@@ -15,4 +19,10 @@ if ZERO.active:
     SLOT.load(BUNDLED_NAME, "cuda", "float32")
 
 if __name__ == "__main__":
+    import signal
+
+    # A Space (and `kill`) stops the server with SIGTERM, which by default ends Python without
+    # running atexit: the temporary folder (playground.ui.EXPORTS) would stay. As Ctrl-C, it
+    # lets Gradio close the server and the folder be removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     build().launch(**launch_kwargs())

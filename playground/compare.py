@@ -112,7 +112,7 @@ def parse_pairs(pairs: object) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for p in pairs:
         if not isinstance(p, str) or p.count("/") != 1:
-            raise UserError(f"'{str(p)[:40]}' is not a pair. Write device/dtype, e.g. cpu/bfloat16 or cuda:0/float16.")
+            raise UserError(f"{inputs.shown(p, 40)} is not a pair. Write device/dtype, e.g. cpu/bfloat16 or cuda:0/float16.")
         dev, dt = (x.strip() for x in p.split("/"))
         dev = devices.check_device(dev, known).id
         dt = devices.check_dtype(dt)
@@ -145,8 +145,7 @@ def run(
     todo = parse_pairs(pairs)
     if slot is None:
         return _run(src, todo, n_new, prompt, progress, stop)
-    with slot.lock:
-        slot.unload()
+    with slot.emptied():
         return _run(src, todo, n_new, prompt, progress, stop)
 
 

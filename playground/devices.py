@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from playground.inputs import UserError
+from playground.inputs import UserError, shown
 
 DTYPES = ("float32", "float16", "bfloat16", "auto")
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -154,7 +154,7 @@ def check_device(device: str, devices: list[DeviceInfo] | None = None) -> Device
     devices = devices if devices is not None else discover()
     if not re.fullmatch(r"cpu|mps|auto|cuda(:\d{1,3})?", device):
         raise UserError(
-            f"'{_short(device)}' is not a device name PyTorch knows. "
+            f"{shown(device, 40)} is not a device name PyTorch knows. "
             "Use cpu, cuda:N, mps or auto. Available here: " + ", ".join(_usable(devices)) + "."
         )
     if device == "cuda":
@@ -174,7 +174,7 @@ def check_dtype(dtype: str) -> str:
     """Validate a dtype name; the playground offers float32, float16, bfloat16, auto."""
     if not isinstance(dtype, str) or dtype.strip() not in DTYPES:
         raise UserError(
-            f"'{_short(str(dtype))}' is not a dtype the playground offers. Use one of: "
+            f"{shown(dtype, 40)} is not a dtype the playground offers. Use one of: "
             + ", ".join(DTYPES) + " (auto keeps the checkpoint's own dtype)."
         )
     return dtype.strip()
@@ -231,8 +231,3 @@ def torch_device_of(model: torch.nn.Module) -> torch.device:
 
 def _usable(devices: list[DeviceInfo] | None) -> list[str]:
     return [d.id for d in (devices or discover()) if d.available]
-
-
-def _short(s: str, n: int = 40) -> str:
-    s = s.replace("\n", " ")
-    return s if len(s) <= n else s[: n - 1] + "…"

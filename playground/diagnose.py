@@ -23,7 +23,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from playground.i18n import t
-from playground.inputs import UserError
+from playground.inputs import check_diagnose_text
 
 SCAN_CHARS = 32 * 1024  # from each end of the pasted text
 
@@ -200,10 +200,7 @@ def _line_of(text: str, start: int, end: int) -> str:
 
 def diagnose(text: object) -> DiagnoseResult:
     """Match pasted error text against the known mistakes; best first, or not recognised."""
-    if not isinstance(text, str):
-        raise UserError("Paste the error as text: a traceback or its last line.")
-    if not text.strip():
-        raise UserError("Nothing to diagnose: paste a traceback or an error line, e.g. the last line of the error.")
+    text = check_diagnose_text(text)  # text, not empty, valid Unicode, at most PLAYGROUND_MAX_DIAGNOSE_CHARS
     n = len(text)
     scanned = text if n <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
     from playground import breakit  # the scenarios' titles and fixes

@@ -34,6 +34,13 @@ The margin is Accelerate's: its documentation says inference needs up to about
 20% more than the weights (activations, the KV cache, allocator slack).
 PLAYGROUND_MEMORY_BUDGET (bytes, or "2GB", "512MiB") caps the available RAM the
 guard sees, so a small machine can be simulated and the refusal tested.
+
+Building on meta touches process-wide state: `from_config(dtype=...)` sets torch's
+default dtype while it builds, and `init_empty_weights` patches
+`nn.Module.register_parameter`. A generation or a load in another thread meanwhile
+would make its tensors in the wrong dtype, or its parameters on meta. So an estimate
+never runs beside other model work: the page and the API queue it in the model lane,
+and the slot runs the guard under its lock.
 """
 
 from __future__ import annotations

@@ -59,6 +59,11 @@ class GenerationStats:
     # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
     # between them are the per-token decode times (playground.decode.step_seconds)
     token_times: list[float] = field(default_factory=list)
+    # The model that produced the text (filled by the shared slot): between a visitor's
+    # load and their generate, another visitor may have loaded a different one.
+    model: str = ""
+    device: str = ""
+    dtype: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)

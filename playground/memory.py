@@ -17,7 +17,9 @@ load) and where they do not (a CUDA context, allocator rounding, a freed copy).
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 from dataclasses import asdict, dataclass, field
 
 import psutil
@@ -153,3 +155,21 @@ def fmt_bytes(n: int | float | None) -> str:
             return f"{sign}{n:.0f} {unit}" if unit == "B" else f"{sign}{n:.1f} {unit}"
         n /= 1024
     return f"{sign}{n:.1f} TiB"
+
+
+def limit_malloc_arenas(n: int = 2) -> bool:
+    """Cap glibc's malloc arenas at `n` (mallopt M_ARENA_MAX), for a long-running server.
+
+    glibc gives threads that allocate at the same time separate arenas, up to 8 per core,
+    and memory freed in an arena stays mapped there. Every generation runs in a new thread
+    (beside the memory sampler's, the tokenizer's and OpenMP's), so a server's RSS climbs by
+    tens of MB over its first few dozen requests and keeps it: measured here, 120 cycles of
+    load -> generate -> load grew RSS by 55 MB with the default, by 9-16 MB with two arenas.
+    Call it before threads start (app.py does). Returns whether the cap was set: glibc on
+    Linux only, and a MALLOC_ARENA_MAX in the environment (read by glibc itself) wins."""
+    if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(-8, n))  # -8 is M_ARENA_MAX in glibc's malloc.h
+    except (OSError, AttributeError):
+        return False

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import socket
+import struct
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from urllib.parse import urlparse
 import torch
 
 from playground import devices, memory
-from playground.inputs import UserError
+from playground.inputs import UserError, shown
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 BUNDLED_NAME = "shakespeare-gpt2"
@@ -109,7 +110,7 @@ def resolve(model: object) -> ModelSource:
     if "://" in model or model.lower().startswith(("http:", "https:", "ftp:", "file:")):
         host = urlparse(model).netloc or "that address"
         raise UserError(
-            f"URLs are not accepted ({host}). Give a Hugging Face Hub id such as 'gpt2', "
+            f"URLs are not accepted ({shown(host, 60)}). Give a Hugging Face Hub id such as 'gpt2', "
             f"or a local folder; '{BUNDLED_NAME}' works offline."
         )
     looks_like_path = model.startswith(("/", ".", "~")) or ".." in model or "\\" in model
@@ -118,7 +119,7 @@ def resolve(model: object) -> ModelSource:
     if HUB_ID.match(model):
         return ModelSource("hub", model, model, local_files_only=False)
     raise UserError(
-        f"'{model[:60]}' is neither a Hub id (owner/name, letters, digits, '-', '_', '.') nor a local folder. "
+        f"{shown(model)} is neither a Hub id (owner/name, letters, digits, '-', '_', '.') nor a local folder. "
         f"Try '{BUNDLED_NAME}', which works offline."
     )
 
@@ -129,24 +130,24 @@ def _local_source(model: str) -> ModelSource:
     try:
         real = Path(model).expanduser().resolve(strict=False)
     except (OSError, RuntimeError):
-        raise UserError(f"'{model[:80]}' is not a usable path.") from None
+        raise UserError(f"{shown(model, 80)} is not a usable path.") from None
     roots = allowed_roots()
     if not any(real == r or r in real.parents for r in roots):
         raise UserError(
-            f"'{model[:80]}' is outside the folders the playground may read. Put the model under one of "
+            f"{shown(model, 80)} is outside the folders the playground may read. Put the model under one of "
             + ", ".join(str(r) for r in roots[:2])
             + ", or add its parent folder to the PLAYGROUND_MODEL_DIRS environment variable."
         )
     if not real.exists():
-        raise UserError(f"The folder '{model[:80]}' does not exist. Check the path, or pick '{BUNDLED_NAME}'.")
+        raise UserError(f"The folder {shown(model, 80)} does not exist. Check the path, or pick '{BUNDLED_NAME}'.")
     if not real.is_dir():
-        raise UserError(f"'{model[:80]}' is a file; give the folder that holds config.json and the weights.")
+        raise UserError(f"{shown(model, 80)} is a file; give the folder that holds config.json and the weights.")
     check_local_folder(real)
     return ModelSource("local", str(real), real.name)
 
 
 def check_local_folder(folder: Path) -> None:
-    """A loadable folder has a readable config.json and safetensors weights."""
+    """A loadable folder has a readable config.json and complete safetensors weights."""
     cfg = folder / "config.json"
     if not cfg.is_file():
         raise UserError(f"'{folder.name}' holds no model: config.json is missing.")
@@ -161,6 +162,31 @@ def check_local_folder(folder: Path) -> None:
                 "because unpickling can run arbitrary code. Convert it with save_pretrained(safe_serialization=True)."
             )
         raise UserError(f"'{folder.name}' has no .safetensors weights.")
+    for f in sorted(folder.glob("*.safetensors")):
+        check_safetensors(f)
+
+
+def check_safetensors(path: Path) -> None:
+    """The file holds its header and every byte the header promises. A safetensors file is
+    8 bytes of header length, a JSON header (names, dtypes, shapes, byte offsets), then the
+    data; a truncated download is refused here, before the loaded model is unloaded, not by
+    from_pretrained after it (which would leave the slot empty)."""
+    name = f"{path.parent.name}/{path.name}"
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))  # struct.error when fewer than 8 bytes
+            if n > 100 * 2**20 or 8 + n > size:
+                raise ValueError("header length")
+            header = json.loads(fh.read(n))
+        header.pop("__metadata__", None)
+        end = max((int(t["data_offsets"][1]) for t in header.values()), default=0)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error):
+        raise UserError(f"'{name}' is not a readable safetensors file (a truncated or damaged download?). "
+                        "Download or save it again.") from None
+    if 8 + n + end > size:
+        raise UserError(f"'{name}' is truncated: its header describes {memory.fmt_bytes(8 + n + end)}, the file "
+                        f"holds {memory.fmt_bytes(size)}. Download or save it again.")
 
 
 def hub_reachable(timeout: float = 2.0) -> tuple[bool, str]:

@@ -40,7 +40,7 @@ SYNTHETIC_DIR = Path(
     os.environ.get("PLAYGROUND_SYNTHETIC_DIR", Path.home() / ".cache" / "device-playground" / "synthetic")
 ).expanduser()
 
-# Published shapes (GPT-2 from OpenAI's release, the Llama one shaped like Llama 3.2 1B).
+# Published shapes (GPT-2 from OpenAI's release, the Llamas shaped like Llama 3.2 1B and Llama 2 7B).
 CONFIGS: dict[str, dict] = {
     "synthetic/gpt2-small": dict(model_type="gpt2", n_embd=768, n_layer=12, n_head=12, n_positions=1024),
     "synthetic/gpt2-medium": dict(model_type="gpt2", n_embd=1024, n_layer=24, n_head=16, n_positions=1024),
@@ -51,11 +51,19 @@ CONFIGS: dict[str, dict] = {
         num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=2048,
         tie_word_embeddings=True, rope_theta=500000.0, rms_norm_eps=1e-5,
     ),
+    # Llama 2 7B's shape: 6.5B parameters with the bundled 8,192-token vocabulary, 26 GB in float32.
+    # Larger than most machines' RAM: the estimate refuses it before anything is built, and it
+    # is here to show that refusal.
+    "synthetic/llama-7b": dict(
+        model_type="llama", hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+        num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=4096,
+        tie_word_embeddings=False, rope_theta=10000.0, rms_norm_eps=1e-5,
+    ),
 }
 # The published models' sizes (with their own vocabularies: 50,257 for GPT-2, 128,256 for Llama 3.2).
 PUBLISHED = {
     "synthetic/gpt2-small": "124M", "synthetic/gpt2-medium": "355M", "synthetic/gpt2-large": "774M",
-    "synthetic/gpt2-xl": "1.5B", "synthetic/llama-1b": "1.2B",
+    "synthetic/gpt2-xl": "1.5B", "synthetic/llama-1b": "1.2B", "synthetic/llama-7b": "6.7B",
 }
 LABEL = "random weights: the text is noise; the timings and memory are real"
 SHARD_BYTES = 1 << 30  # 1 GiB shards: GPT-2 XL in float32 is 6 shards, one progress step each

@@ -8,28 +8,31 @@ components to functions, switches the language, and turns UserErrors into
 
 from __future__ import annotations
 
+import atexit
 import html
 import os
-from pathlib import Path
-from typing import Iterator
-
-import gradio as gr
-
-import atexit
 import shutil
 import tempfile
 import threading
+from pathlib import Path
+from typing import Iterator
+
+# Downloads (the Compare table) are written under one temporary folder per process,
+# removed at exit. Gradio keeps the files it serves, and anything POSTed to its /upload
+# route, under GRADIO_TEMP_DIR (default /tmp/gradio, never cleaned): it is pointed inside
+# that folder too, before Gradio is imported (Gradio reads it at import). Set, not
+# defaulted: a value inherited from a parent process would point at the parent's folder.
+EXPORTS = Path(tempfile.mkdtemp(prefix="playground-exports-"))
+atexit.register(shutil.rmtree, EXPORTS, ignore_errors=True)
+os.environ["GRADIO_TEMP_DIR"] = str(EXPORTS / "gradio")
+
+import gradio as gr  # noqa: E402
 
 from playground import breakit, compare as matrix, devices, diagnose, estimate as sizing, inspect_model, models, views, zerogpu
 from playground import snippet as code
 from playground.i18n import t
-from playground.inputs import MAX_NEW_TOKENS, UserError
+from playground.inputs import MAX_NEW_TOKENS, MAX_QUEUE, MAX_SESSIONS, UserError
 from playground.slot import ENGINES, SLOT
-
-# Downloads (the Compare table) are written under one temporary folder per process,
-# removed at exit. Nothing a visitor sends is written anywhere.
-EXPORTS = Path(tempfile.mkdtemp(prefix="playground-exports-"))
-atexit.register(shutil.rmtree, EXPORTS, ignore_errors=True)
 
 # Load, generate and the lab share one queue lane: one runs at a time, the others
 # wait their turn (they share one model and, on a Space, two CPU cores).
@@ -283,7 +286,9 @@ def build() -> gr.Blocks:
     usable = [d.id for d in devs if d.available]
     en = "en"
     L = Localized()
-    with gr.Blocks(title="The device playground") as demo:
+    # delete_cache: the files Gradio served (Compare downloads) are removed after an hour, so a
+    # server that runs for weeks does not fill its disk.
+    with gr.Blocks(title="The device playground", delete_cache=(3600, 3600)) as demo:
         with gr.Row():
             L(gr.Markdown(f"# {t('page.title', en)}", elem_id="title"), "value", "page.title", "# {}")
             lang = gr.Radio(LANGS, value="en", label="Language / 语言", elem_id="lang", scale=0, min_width=220)
@@ -389,7 +394,9 @@ def build() -> gr.Blocks:
             comp.change(ui_hint, [device, dtype, lang], hint, **private)
         load_btn.click(ui_load, [model, device, dtype, lang], [report_md, report_json, status, max_new, timeline, peaks_md],
                        api_visibility="undocumented", **LANE)
-        est_btn.click(ui_estimate, [model, device, dtype, lang], est_md, api_visibility="private")
+        # The estimate builds the model on the meta device, which switches process-wide state
+        # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
+        est_btn.click(ui_estimate, [model, device, dtype, lang], est_md, api_visibility="private", **LANE)
         gen_btn.click(ui_generate, [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, lang],
                       [output, stats_md, snippet_code, lab_md, timeline, peaks_md], api_visibility="undocumented", **LANE)
         cmp_run.click(ui_compare, [cmp_model, cmp_pairs, cmp_tokens, lang], [*charts, cmp_md, cmp_files, status],
@@ -416,15 +423,20 @@ def build() -> gr.Blocks:
         gr.api(break_it_scenarios, api_name="break_it_scenarios", queue=False)
         gr.api(break_it, api_name="break_it", **LANE)
         gr.api(diagnose_error, api_name="diagnose")
-        gr.api(estimate, api_name="estimate")
+        gr.api(estimate, api_name="estimate", **LANE)
         gr.api(compare, api_name="compare", **LANE)
-    demo.queue(default_concurrency_limit=1)
+    # max_size: at most PLAYGROUND_MAX_QUEUE events wait; one more is answered "queue is full" at once.
+    demo.queue(default_concurrency_limit=1, max_size=MAX_QUEUE)
     return demo
 
 
 def launch_kwargs() -> dict:
-    """Serve on PLAYGROUND_HOST/PORT (or Gradio's own defaults); no file serving beyond the app's."""
-    kw: dict = {"allowed_paths": [], "show_error": True}
+    """Serve on PLAYGROUND_HOST/PORT (or Gradio's own defaults); no file serving beyond the app's,
+    no uploads (the page takes no file: max_file_size=0 refuses any upload with HTTP 413), and
+    page state for at most PLAYGROUND_MAX_SESSIONS visitors (Gradio's default, 10,000 copies of
+    the page's configuration, would hold 1.7 GB)."""
+    kw: dict = {"allowed_paths": [], "show_error": True, "max_file_size": 0,
+                "state_session_capacity": MAX_SESSIONS}
     if os.environ.get("PLAYGROUND_HOST"):
         kw["server_name"] = os.environ["PLAYGROUND_HOST"]
     if os.environ.get("PLAYGROUND_PORT"):

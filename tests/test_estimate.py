@@ -61,7 +61,8 @@ def _gpt2_params(c) -> int:
 def _llama_params(c) -> int:
     d, L, V, inter = c.hidden_size, c.num_hidden_layers, c.vocab_size, c.intermediate_size
     kv = c.num_key_value_heads * (d // c.num_attention_heads)
-    return V * d + L * (2 * d * d + 2 * d * kv + 3 * d * inter + 2 * d) + d
+    head = 0 if c.tie_word_embeddings else V * d  # an untied LM head is a second V x d matrix
+    return V * d + L * (2 * d * d + 2 * d * kv + 3 * d * inter + 2 * d) + d + head
 
 
 @pytest.mark.parametrize("name", sorted(synthetic.CONFIGS))
@@ -84,7 +85,7 @@ def test_synthetic_estimates_follow_from_the_architecture(name):
             assert est.weights_bytes == est.param_count * size + 2 * (head // 2) * 4
             assert est.kv_bytes_per_token == 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head * size
         assert est.weights_bytes_by_dtype[dtype] == est.weights_bytes
-        assert est.tied_lm_head
+        assert est.tied_lm_head == cfg.tie_word_embeddings
 
 
 def test_untied_meta_model_would_count_the_embedding_twice():

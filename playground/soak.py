@@ -1,0 +1,636 @@
+"""Soak: many visitors at once, for minutes, against a live playground.
+
+    python -m playground.soak --minutes 10 --clients 8            # starts its own server (python app.py)
+    python -m playground.soak --minutes 1 --clients 8 --url http://127.0.0.1:7860/
+
+A public Space is one process shared by strangers: they load models while others
+generate, leave mid-generation, and keep it running for days. This command plays
+that out and prints ONE JSON line of figures (progress goes to stderr).
+
+Each client is a thread with its own `gradio_client` session (its own visitor),
+looping: load (alternating the bundled model and synthetic/gpt2-small, on cpu, in
+float32 and bfloat16), then one streaming greedy generation of the client's own
+prompt. Meanwhile a side client calls the endpoints that do not queue (diagnose,
+estimate, break_it_scenarios), so Gradio's worker threads interleave with the
+generations as they do with real visitors, and a leaving client starts long
+generations and closes its connection after the first tokens, as a closed tab does.
+
+What is checked, and how:
+- every request finishes, or is answered "queue is full" (counted as `busy`);
+  anything else (an error, no answer within the timeout) is a failure.
+- cross-talk. Greedy decoding is deterministic: one (model, dtype, prompt) always
+  gives the same text. The model and dtype are the ones the server says produced
+  the text (the stats of each update carry them): another client's load may have
+  replaced this client's model before its generation ran, which is allowed and
+  announced; mixing is not. The first text seen for a key is its reference; every
+  later text for that key must equal it, every update of one stream must name the
+  same model, and the stats' prompt token count must be this client's (the prompts
+  have distinct lengths by construction, so a stream delivered to the wrong visitor
+  shows another prompt's count).
+- latency of the first token: from submit to the first streamed update that
+  carries text, queue wait included (what a visitor waits).
+- the server's RSS, threads and open file descriptors (psutil on its pid, sampled
+  every 0.5 s): after a warm-up that loads every model once (`rss_start`), the max,
+  and at the end; the slope of a least-squares line through the RSS samples.
+- exceptions in the server's log: every "Traceback" and its last line, when the
+  log is known (always when this command starts the server; --log otherwise).
+- the server still answers afterwards (a load and a generation).
+
+Exit code 0 when there were no failures, no cross-talk, no exception in the log and
+the server answered afterwards; 1 otherwise; 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+REPO = Path(__file__).resolve().parent.parent
+BUNDLED = "shakespeare-gpt2"
+SYNTHETIC = "synthetic/gpt2-small"
+# (model, dtype): a client walks this list from its own offset, so loads of different
+# models and dtypes interleave with every other client's generations.
+COMBOS = [(BUNDLED, "float32"), (SYNTHETIC, "bfloat16"), (BUNDLED, "bfloat16"), (SYNTHETIC, "float32")]
+NAMES = ["ROMEO", "JULIET", "HAMLET", "OPHELIA", "MACBETH", "PORTIA", "OTHELLO", "VIOLA"]
+WORDS = ("what light through yonder window breaks it is the east and juliet is the sun arise fair sun and kill "
+         "the envious moon who is already sick and pale with grief that thou her maid art far more fair than she "
+         "be not her maid since she is envious her vestal livery is but sick and green and none but fools do wear "
+         "it cast it off").split()
+DIAGNOSE_SAMPLE = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                   "cuda:0 and cpu! (when checking argument for argument index in method wrapper_CUDA__index_select)")
+BUSY = re.compile(r"queue is full", re.I)
+
+
+def prompt_for(i: int) -> str:
+    """Client i's prompt: a name and 2 + 3i words, so no two clients' prompts have the same length."""
+    words = [WORDS[j % len(WORDS)] for j in range(i, i + 2 + 3 * i)]
+    return f"{NAMES[i % len(NAMES)]}: " + " ".join(words)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-th percentile (0-100), linear between the closest ranks; None when there are no values."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def slope(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of y over x (None with fewer than 3 points)."""
+    if len(points) < 3:
+        return None
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
+def log_exceptions(text: str) -> list[str]:
+    """The last line of every traceback in a server log ("TypeError: ..."), in order."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("Traceback (most recent call last)"):
+            continue
+        last = ""
+        for nxt in lines[i + 1:]:
+            if nxt.startswith(("  ", "\t")) or not nxt.strip():
+                continue
+            last = nxt.strip()  # the first unindented line after the frames
+            break
+        out.append(last[:300])
+    return out
+
+
+# ---------------------------------------------------------------- the book of expected texts
+
+@dataclass
+class Book:
+    """References for cross-talk: text per (model, dtype, prompt), prompt tokens per prompt."""
+
+    texts: dict[tuple, str] = field(default_factory=dict)
+    prompt_tokens: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def check(self, model: str, dtype: str, prompt: str, text: str, n_prompt: int) -> str:
+        """'' when consistent with everything seen before; otherwise what is wrong."""
+        with self.lock:
+            seen = self.prompt_tokens.setdefault(prompt, n_prompt)
+            if seen != n_prompt:
+                owner = [p for p, n in self.prompt_tokens.items() if n == n_prompt and p != prompt]
+                return (f"prompt tokens {n_prompt}, this prompt has {seen}"
+                        + (" (another client's prompt has that count)" if owner else ""))
+            key = (model, dtype, prompt)
+            ref = self.texts.setdefault(key, text)
+            if ref != text:
+                return f"text differs from the reference for {model}/{dtype}: {text[:60]!r} vs {ref[:60]!r}"
+            return ""
+
+    def summary(self) -> dict:
+        with self.lock:
+            per_model: dict[str, set] = {}
+            for (model, dtype, _prompt), text in self.texts.items():
+                per_model.setdefault(f"{model}/{dtype}", set()).add(text)
+            counts = sorted(self.prompt_tokens.values())
+            return {
+                "keys": len(self.texts),
+                "prompt_tokens_distinct": len(set(counts)) == len(counts),
+                # distinct greedy texts among the clients' prompts, per model/dtype (random-weight
+                # models may answer every prompt alike; the prompt-token check covers them)
+                "distinct_texts": {k: len(v) for k, v in sorted(per_model.items())},
+            }
+
+
+# ---------------------------------------------------------------- one visitor speaking the raw protocol
+
+class RawSession:
+    """One visitor speaking Gradio's queue protocol directly, as the page's JavaScript does:
+    POST /gradio_api/queue/join, then read the event stream GET /gradio_api/queue/data.
+
+    Used to leave mid-stream (close the connection, as a closed tab does), and to send what
+    gradio_client will not (an event the app keeps private, a JSON body written by hand)."""
+
+    def __init__(self, url: str, session_hash: str | None = None, timeout: float = 300) -> None:
+        import httpx
+
+        self.url = url if url.endswith("/") else url + "/"
+        self.session_hash = session_hash or uuid.uuid4().hex[:11]
+        self.http = httpx.Client(timeout=timeout)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> "RawSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def fn_index(self, api_name: str) -> int:
+        deps = self.http.get(self.url + "config").json()["dependencies"]
+        for d in deps:
+            if d.get("api_name") == api_name:
+                return d["id"]
+        raise KeyError(api_name)
+
+    def join(self, fn_index: int, data: list | None = None, body: str | None = None) -> str:
+        """Queue one event; returns its event id. `body`: the raw JSON text to send instead."""
+        if body is None:
+            body = json.dumps({"data": data or [], "fn_index": fn_index, "session_hash": self.session_hash,
+                               "event_data": None, "trigger_id": None})
+        r = self.http.post(self.url + "gradio_api/queue/join", content=body.encode("utf-8", "surrogatepass"),
+                           headers={"content-type": "application/json"})
+        if r.status_code != 200:
+            raise RawError(r.status_code, r.text[:500])
+        return r.json()["event_id"]
+
+    def messages(self):
+        """The session's event stream, one dict per message, until Gradio closes it. Leaving
+        the `with` block (or breaking out of the loop and closing the generator) hangs up."""
+        with self.http.stream("GET", self.url + "gradio_api/queue/data",
+                              params={"session_hash": self.session_hash}) as resp:
+            for line in resp.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                msg = json.loads(line[5:])
+                yield msg
+                if msg.get("msg") == "close_stream":
+                    return
+
+    def call(self, fn_index: int, data: list | None = None, body: str | None = None) -> dict:
+        """Join and wait for the event's completion message: {'success': bool, 'output': {...}}."""
+        event_id = self.join(fn_index, data, body)
+        for msg in self.messages():
+            if msg.get("msg") == "process_completed" and msg.get("event_id") == event_id:
+                return msg
+        raise RawError(0, "the event stream closed without a completion message")
+
+
+class RawError(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status, self.detail = status, detail
+
+
+# ---------------------------------------------------------------- the server, when we start it
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(log_dir: Path, env_extra: dict | None = None, timeout: float = 180) -> tuple[subprocess.Popen, str, Path]:
+    """`python app.py` on a free port, as the README runs it; returns (process, url, log path)."""
+    port = free_port()
+    env = dict(os.environ, PLAYGROUND_PORT=str(port), PLAYGROUND_HOST="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False",
+               HF_HUB_DISABLE_TELEMETRY="1", **(env_extra or {}))
+    log = log_dir / f"soak-server-{port}.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited early:\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return proc, url, log
+        except OSError:
+            time.sleep(0.5)
+    stop_server(proc)
+    raise RuntimeError(f"the server did not answer within {timeout:.0f} s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def server_pid(url: str) -> int | None:
+    """The pid listening on the URL's port, if it is a process this user may inspect."""
+    import psutil
+
+    port = urlparse(url).port
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                return conn.pid
+    except (psutil.AccessDenied, PermissionError):
+        pass
+    return None
+
+
+# ---------------------------------------------------------------- the run
+
+class Monitor(threading.Thread):
+    """Samples the server's RSS, threads and open file descriptors every `every` seconds."""
+
+    def __init__(self, pid: int | None, every: float = 0.5) -> None:
+        super().__init__(name="soak-monitor", daemon=True)
+        self.pid, self.every = pid, every
+        self.samples: list[tuple[float, int, int, int]] = []  # (t, rss, threads, fds)
+        self.halt = threading.Event()
+
+    def read(self) -> tuple[float, int, int, int] | None:
+        if self.pid is None:
+            return None
+        import psutil
+
+        try:
+            p = psutil.Process(self.pid)
+            with p.oneshot():
+                return time.monotonic(), p.memory_info().rss, p.num_threads(), p.num_fds()
+        except (psutil.Error, OSError):
+            return None
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            s = self.read()
+            if s:
+                self.samples.append(s)
+            self.halt.wait(self.every)
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    loads: int = 0
+    generations: int = 0
+    side_requests: int = 0
+    abandoned: int = 0  # generations the leaving client walked away from
+    failures: int = 0
+    busy: int = 0
+    crosstalk: int = 0
+    swapped: int = 0  # generations that ran on another client's model (allowed, and announced)
+    tokens: int = 0
+    first_token: list[float] = field(default_factory=list)
+    load_seconds: list[float] = field(default_factory=list)
+    samples: list[str] = field(default_factory=list)  # the first failures and cross-talks, for the reader
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **counts) -> None:
+        with self.lock:
+            for k, v in counts.items():
+                setattr(self, k, getattr(self, k) + v)
+
+    def note(self, kind: str, what: str) -> None:
+        with self.lock:
+            if len(self.samples) < 12:
+                self.samples.append(f"{kind}: {what[:300]}")
+
+
+class Soak:
+    def __init__(self, url: str, minutes: float, clients: int, tokens: int = 24, pid: int | None = None,
+                 log: Path | None = None, side_clients: int = 1, leavers: int = 1, timeout: float = 300,
+                 progress=None) -> None:
+        self.url, self.minutes, self.clients, self.tokens = url, minutes, clients, tokens
+        self.pid = pid if pid is not None else server_pid(url)
+        self.log, self.side_clients, self.leavers, self.timeout = log, side_clients, leavers, timeout
+        self.book, self.tally = Book(), Tally()
+        self.monitor = Monitor(self.pid)
+        self.deadline = 0.0
+        self.say = progress or (lambda msg: None)
+
+    # -- one visitor's requests
+    def _client(self):
+        from gradio_client import Client
+
+        return Client(self.url, verbose=False)
+
+    def _fail(self, kind: str, e: BaseException | str) -> None:
+        msg = e if isinstance(e, str) else f"{type(e).__name__}: {e}"
+        if BUSY.search(msg):
+            self.tally.add(busy=1)
+        else:
+            self.tally.add(failures=1)
+            self.tally.note(kind, msg)
+
+    def load(self, c, model: str, dtype: str) -> dict | None:
+        self.tally.add(requests=1, loads=1)
+        t0 = time.perf_counter()
+        try:
+            r = c.submit(model, "cpu", dtype, api_name="/load_model").result(timeout=self.timeout)
+        except Exception as e:  # noqa: BLE001  (every failure is counted, none ends the run)
+            self._fail("load", e)
+            return None
+        with self.tally.lock:
+            self.tally.load_seconds.append(time.perf_counter() - t0)
+        if (r.get("model"), r.get("dtype")) != (model, dtype):
+            self._fail("load", f"asked for {model}/{dtype}, the report says {r.get('model')}/{r.get('dtype')}")
+        return r
+
+    def generate(self, c, i: int) -> dict | None:
+        prompt = prompt_for(i)
+        self.tally.add(requests=1, generations=1)
+        t0 = time.perf_counter()
+        first = None
+        try:
+            job = c.submit(prompt, self.tokens, 0.0, 1.0, i, api_name="/generate")
+            while not job.done():
+                if first is None and any(o and o[0] for o in job.outputs()):
+                    first = time.perf_counter() - t0
+                if time.perf_counter() - t0 > self.timeout:
+                    job.cancel()
+                    raise TimeoutError(f"no answer within {self.timeout:.0f} s")
+                time.sleep(0.02)
+            text, stats = job.result(timeout=10)
+            updates = [o for o in job.outputs() if o]
+        except Exception as e:  # noqa: BLE001
+            self._fail("generate", e)
+            return None
+        if first is None:
+            first = time.perf_counter() - t0
+        with self.tally.lock:
+            self.tally.first_token.append(first)
+        self.tally.add(tokens=int(stats.get("new_tokens") or 0))
+        if stats.get("new_tokens") != self.tokens and stats.get("finish_reason") != "eos":
+            self._fail("generate", f"{stats.get('new_tokens')} of {self.tokens} tokens, "
+                                   f"finish_reason {stats.get('finish_reason')}")
+        model, dtype = stats.get("model"), stats.get("dtype")
+        # every update of one stream comes from one model
+        made_by = {(u[1].get("model"), u[1].get("dtype")) for u in updates if isinstance(u[1], dict)}
+        problem = ""
+        if len(made_by) > 1:
+            problem = f"one stream, several models: {sorted(map(str, made_by))}"
+        else:
+            problem = self.book.check(model or "?", dtype or "?", prompt, text, int(stats.get("prompt_tokens") or -1))
+        if problem:
+            self.tally.add(crosstalk=1)
+            self.tally.note("crosstalk", f"client {i}: {problem}")
+        return stats
+
+    # -- the loops
+    def _visitor(self, i: int) -> None:
+        try:
+            c = self._client()
+        except Exception as e:  # noqa: BLE001
+            self._fail("connect", e)
+            return
+        k = 0
+        while time.monotonic() < self.deadline:
+            model, dtype = COMBOS[(i + k) % len(COMBOS)]
+            k += 1
+            self.load(c, model, dtype)
+            if time.monotonic() >= self.deadline:
+                break
+            stats = self.generate(c, i)
+            if stats and (stats.get("model"), stats.get("dtype")) != (model, dtype):
+                self.tally.add(swapped=1)
+
+    def _side(self) -> None:
+        try:
+            c = self._client()
+        except Exception as e:  # noqa: BLE001
+            self._fail("connect", e)
+            return
+        calls = [
+            (lambda: c.predict(DIAGNOSE_SAMPLE, api_name="/diagnose"), lambda r: bool(r.get("matches"))),
+            (lambda: c.predict(BUNDLED, "float32", api_name="/estimate"), lambda r: r.get("fits") is True),
+            (lambda: c.predict(api_name="/break_it_scenarios"), lambda r: len(r) >= 1),
+        ]
+        k = 0
+        while time.monotonic() < self.deadline:
+            call, ok = calls[k % len(calls)]
+            k += 1
+            self.tally.add(requests=1, side_requests=1)
+            try:
+                r = call()
+                if not ok(r):
+                    self._fail("side", f"unexpected answer {str(r)[:200]}")
+            except Exception as e:  # noqa: BLE001
+                self._fail("side", e)
+            time.sleep(0.2)
+
+    def _leaver(self) -> None:
+        """A visitor who starts a long generation and closes the tab after the first tokens."""
+        try:
+            with RawSession(self.url) as probe:
+                fn = probe.fn_index("generate")
+        except Exception as e:  # noqa: BLE001
+            self._fail("connect", e)
+            return
+        while time.monotonic() < self.deadline:
+            self.tally.add(requests=1, abandoned=1)
+            try:
+                with RawSession(self.url, timeout=self.timeout) as s:
+                    s.join(fn, ["ROMEO: leave", 200, 0.0, 1.0, 0])
+                    for msg in s.messages():
+                        if msg.get("msg") == "process_generating":
+                            break  # hang up: the with block closes the connection
+                        if msg.get("msg") == "process_completed":
+                            if not msg.get("success") and not BUSY.search(json.dumps(msg.get("output", ""))):
+                                self._fail("leaver", json.dumps(msg.get("output"))[:300])
+                            break
+            except Exception as e:  # noqa: BLE001
+                self._fail("leaver", e)
+            time.sleep(1.0)
+
+    def warm_up(self) -> tuple | None:
+        """Load every (model, dtype) once and generate once: first-use costs (imports, the
+        synthetic checkpoint, page cache) are not leaks, and are left out of rss_start.
+        Returns the reading taken in the state the run ends in (see `_settled_reading`)."""
+        c = self._client()
+        for model, dtype in COMBOS:
+            self.load(c, model, dtype)
+            self.generate(c, 0)
+        return self._settled_reading(c)
+
+    def _settled_reading(self, c) -> tuple | None:
+        """RSS, threads and descriptors just after the bundled model (float32) is loaded. The
+        slot frees the old model and hands freed heap back to the OS (malloc_trim) before a
+        load, so this reading counts what is held, not what glibc keeps for reuse, which
+        varies by tens of MB with the order of the last requests."""
+        self.load(c, BUNDLED, "float32")
+        time.sleep(1.0)  # the load's memory sampler thread ends
+        return self.monitor.read()
+
+    def run(self) -> dict:
+        t_begin = time.monotonic()
+        idle = self.monitor.read()
+        self.say(f"warm-up: each of {len(COMBOS)} model/dtype pairs once")
+        start = self.warm_up()
+        warm, self.tally = self.tally, Tally()  # the figures are the run's; the book is kept
+        self.monitor.start()
+        t0 = time.monotonic()
+        self.deadline = t0 + self.minutes * 60
+        self.say(f"{self.clients} clients + {self.side_clients} side + {self.leavers} leaving, "
+                 f"for {self.minutes:g} min")
+        threads = [threading.Thread(target=self._visitor, args=(i,), name=f"soak-client-{i}", daemon=True)
+                   for i in range(self.clients)]
+        threads += [threading.Thread(target=self._side, name="soak-side", daemon=True) for _ in range(self.side_clients)]
+        threads += [threading.Thread(target=self._leaver, name="soak-leaver", daemon=True) for _ in range(self.leavers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=max(0.0, self.deadline - time.monotonic()) + 2 * self.timeout + 30)
+        ran = time.monotonic() - t0
+        self.monitor.halt.set()
+        self.monitor.join(timeout=5)
+        end, alive = self._alive_after()
+        return self._result(idle, start, end, ran, alive, time.monotonic() - t_begin, warm)
+
+    def _alive_after(self) -> tuple[tuple | None, bool]:
+        """Once the crowd has gone: the settled reading (as after the warm-up), and whether the
+        server still answers a load and a generation."""
+        try:
+            c = self._client()
+            loads = self.tally.failures
+            end = self._settled_reading(c)
+            _text, stats = c.submit(prompt_for(0), self.tokens, 0.0, 1.0, 0,
+                                    api_name="/generate").result(timeout=self.timeout)
+            ok = self.tally.failures == loads and (stats.get("new_tokens") == self.tokens
+                                                    or stats.get("finish_reason") == "eos")
+            return end, ok
+        except Exception as e:  # noqa: BLE001
+            self.tally.note("after", f"{type(e).__name__}: {e}")
+            return self.monitor.read(), False
+
+    def _result(self, idle, start, end, ran: float, alive: bool, wall: float, warm: Tally) -> dict:
+        t = self.tally
+        samples = self.monitor.samples
+        rss = [s[1] for s in samples] + ([start[1]] if start else []) + ([end[1]] if end else [])
+        pts = [((s[0] - samples[0][0]) / 60, s[1] / 2**20) for s in samples] if samples else []
+        exceptions = log_exceptions(self.log.read_text(errors="replace")) if self.log and self.log.exists() else None
+        mb = lambda b: round(b / 2**20, 1) if b is not None else None  # noqa: E731
+        out = {
+            "requests": t.requests, "failures": t.failures, "busy": t.busy, "crosstalk": t.crosstalk,
+            "first_token_p50": _r(percentile(t.first_token, 50)), "first_token_p95": _r(percentile(t.first_token, 95)),
+            "rss_start": start[1] if start else None, "rss_end": end[1] if end else None,
+            "rss_max": max(rss) if rss else None,
+            "rss_start_mb": mb(start[1]) if start else None, "rss_end_mb": mb(end[1]) if end else None,
+            "rss_max_mb": mb(max(rss)) if rss else None, "rss_idle_mb": mb(idle[1]) if idle else None,
+            "rss_slope_mb_per_min": _r(slope(pts), 2),
+            "minutes": round(ran / 60, 2), "clients": self.clients,
+            "server_exceptions": len(exceptions) if exceptions is not None else None,
+            "exceptions": (exceptions or [])[:5],
+            "loads": t.loads, "generations": t.generations, "side_requests": t.side_requests,
+            "abandoned": t.abandoned, "swapped": t.swapped, "tokens": t.tokens,
+            "tokens_per_generation": self.tokens,
+            "load_p50": _r(percentile(t.load_seconds, 50)), "load_p95": _r(percentile(t.load_seconds, 95)),
+            "threads_start": start[2] if start else None, "threads_end": end[2] if end else None,
+            "fds_start": start[3] if start else None, "fds_end": end[3] if end else None,
+            "alive_after": alive, "wall_minutes": round(wall / 60, 2),
+            "warmup_failures": warm.failures + warm.crosstalk,
+            **self.book.summary(), "samples": warm.samples + t.samples, "url": self.url, "pid": self.pid,
+        }
+        out["ok"] = verdict(out)
+        return out
+
+
+def verdict(r: dict) -> bool:
+    """No failure, no cross-talk, no exception in the server's log, and it answered afterwards."""
+    return bool(r["failures"] == 0 and r["crosstalk"] == 0 and r["warmup_failures"] == 0 and r["alive_after"]
+                and not r["server_exceptions"])
+
+
+def _r(x: float | None, nd: int = 3) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def run(url: str, minutes: float, clients: int, **kw) -> dict:
+    """Run the soak against a live server; returns the figures `main` prints."""
+    return Soak(url, minutes, clients, **kw).run()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m playground.soak", description=__doc__.split("\n\n")[0])
+    p.add_argument("--minutes", type=float, default=1.0, help="how long the clients loop (default 1)")
+    p.add_argument("--clients", type=int, default=8, help="concurrent visitors (default 8)")
+    p.add_argument("--url", help="a running playground; without it, `python app.py` is started on a free port")
+    p.add_argument("--pid", type=int, help="the server's pid, for RSS (found from the port when omitted)")
+    p.add_argument("--log", type=Path, help="the server's log, for exceptions (known when the server is ours)")
+    p.add_argument("--tokens", type=int, default=24, help="new tokens per generation (default 24)")
+    p.add_argument("--side-clients", type=int, default=1, help="clients calling diagnose/estimate meanwhile (default 1)")
+    p.add_argument("--leavers", type=int, default=1, help="clients that leave mid-generation (default 1)")
+    args = p.parse_args(argv)
+    if args.minutes <= 0 or args.clients < 1 or args.tokens < 1 or args.side_clients < 0 or args.leavers < 0:
+        print("error: --minutes must be > 0, --clients and --tokens >= 1, --side-clients and --leavers >= 0",
+              file=sys.stderr)
+        return 2
+    say = lambda msg: print(f"[soak] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+    kw = dict(tokens=args.tokens, side_clients=args.side_clients, leavers=args.leavers, progress=say)
+    if args.url is not None:
+        result = run(args.url, args.minutes, args.clients, pid=args.pid, log=args.log, **kw)
+    else:
+        with tempfile.TemporaryDirectory(prefix="playground-soak-") as tmp:
+            say("starting python app.py")
+            proc, url, log = start_server(Path(tmp))
+            try:
+                result = run(url, args.minutes, args.clients, pid=proc.pid, log=log, **kw)
+            finally:
+                stop_server(proc)
+            # what the server printed while shutting down counts too
+            exceptions = log_exceptions(log.read_text(errors="replace"))
+            result.update(server_exceptions=len(exceptions), exceptions=exceptions[:5], url=None)
+            result["ok"] = verdict(result)
+    print(json.dumps(result), flush=True)
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
