@@ -1,10 +1,12 @@
 """Many visitors at once against one live server (`python app.py`): the issue's section 1.
 
-- 8 clients loop for 2 minutes: `python -m playground.soak --minutes 2 --clients 8`, the
-  README's soak command, which starts its own server (this is pytest's run of the soak).
+- 8 clients loop for 2 minutes: `python -m playground.soak --warmup 0.5 --minutes 1.5
+  --clients 8`, the README's soak command, which starts its own server (this is pytest's
+  run of the soak): 30 s of warm-up (first-use costs), then 90 s measured.
   Every request finishes or is answered "queue is full", no client receives text that is
-  not its own, no exception reaches the server's log, the server answers afterwards, and
-  its RSS, threads and descriptors end where they started. It runs in the background
+  not its own, no exception reaches the server's log, the server answers afterwards, its
+  RSS ends within max(5 %, 50 MB) of where it started, and its threads and descriptors do
+  not pile up. It runs in the background
   from the module's start, so the tests below run meanwhile, on a second server, on a
   machine kept busy: their one-second bounds hold under load.
 - A visitor who hangs up mid-generation (closes the connection, as a closed tab does),
@@ -46,8 +48,9 @@ LONG = 1000  # tokens: minutes of work for gpt2-small on 2 cores, so only a stop
 def soak_run():
     """The 2-minute soak, started when the module starts; test_eight_clients_for_two_minutes,
     the module's last test, waits for its JSON line."""
-    proc = subprocess.Popen([sys.executable, "-m", "playground.soak", "--minutes", "2", "--clients", "8",
-                             "--tokens", "16"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "playground.soak", "--warmup", "0.5", "--minutes", "1.5",
+                             "--clients", "8", "--tokens", "16"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     yield proc
     if proc.poll() is None:  # the module was cut short: SIGINT lets the command stop its server
         proc.send_signal(2)
@@ -324,7 +327,9 @@ def test_eight_clients_for_two_minutes(soak_run):
     assert r["swapped"] >= 1 and r["abandoned"] >= 1 and r["side_requests"] >= 10
     assert r["prompt_tokens_distinct"] and r["keys"] >= 8
     assert r["first_token_p50"] is not None and r["first_token_p95"] >= r["first_token_p50"]
-    # nothing accumulates over the run (the same state at both readings: bundled float32 loaded)
-    assert r["threads_end"] <= r["threads_start"] + 2, (r["threads_start"], r["threads_end"])
+    # nothing accumulates over the run (the same state at both readings: bundled float32 just
+    # loaded). Threads: Gradio's worker pool (anyio) keeps a thread that served the crowd until
+    # its next call after 10 s idle, so up to one per concurrent client may still be there.
+    assert r["threads_end"] <= r["threads_start"] + 8 + 2, (r["threads_start"], r["threads_end"])
     assert r["fds_end"] <= r["fds_start"] + 2, (r["fds_start"], r["fds_end"])
     assert r["rss_end"] - r["rss_start"] <= max(0.05 * r["rss_start"], 50 * 2**20), (r["rss_start_mb"], r["rss_end_mb"])
