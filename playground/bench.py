@@ -54,6 +54,16 @@ What is compared, and why it is fair
   meter runs around both sides. Growth, not absolute RSS: the ~0.4 GB that
   Python, torch and Transformers hold before any load would hide a
   difference in what the load itself needs.
+- control, no target: bare `generate()` run in a fresh thread, the way the
+  playground's worker runs it. With PyTorch's CPU runtime (OpenMP, oneDNN) the
+  thread a model runs in matters: on this quiet 2-core machine the same bare
+  call ran at 0.6-0.7x of its main-thread speed on any other thread in
+  bfloat16 and 0.8-0.9x in float32 (also with every call on one persistent
+  worker thread); on a busy machine the main thread was the slow one, by up
+  to 10x. A web server never generates on its main thread, and a streamer
+  needs a second thread, so the control separates that effect from the
+  playground's own costs: playground / control near 1 means the streamer, the
+  stop criterion and the sampler cost nothing, and the gap to bare is the thread.
 - cold start: seconds from launching `python app.py` until the page answers
   HTTP 200, against the seconds a fresh interpreter needs just to
   `import torch, transformers, gradio`. The app cannot start faster than its
@@ -239,10 +249,9 @@ def bare_run(path: str, device: str, dtype: str, prompt: str, n: int) -> dict:
 def _generate_in_thread(model, tok, device: str, prompt: str, n: int) -> dict:
     """The same two bare calls, each in a fresh thread as the playground's worker runs.
 
-    Not a side of the comparison: a control. OpenMP keeps one thread team per
-    calling thread, and libgomp spins less when the process has more OpenMP
-    threads than cores, so the thread `generate()` runs in can change its speed
-    on a busy machine. This separates that effect from the playground's own costs.
+    Not a side of the comparison: a control (see the module docstring). It runs
+    after the main-thread calls, so the weights are already paged in: its TTFT
+    is a lower bound for a first generation after a load.
     """
     from playground.devices import sync
 
@@ -423,11 +432,20 @@ def app_start_seconds(timeout: float = 180.0) -> float:
 
 
 def import_seconds() -> float:
-    """A fresh interpreter that only imports what the app is built on."""
+    """A fresh interpreter that only imports what the app is built on.
+
+    The clock stops when the child says the imports are done, not when it exits:
+    tearing down torch and gradio at exit takes a while, and the app's clock does
+    not include an exit either."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import torch, transformers, gradio"], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    proc = subprocess.Popen([sys.executable, "-c", "import torch, transformers, gradio; print('imported', flush=True)"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    seconds = time.perf_counter() - t0
+    proc.wait()
+    if line.strip() != "imported" or proc.returncode != 0:
+        raise RuntimeError(f"the import baseline failed (exit code {proc.returncode})")
+    return seconds
 
 
 def cold_start(runs: int, log=lambda msg: None) -> dict:

@@ -137,7 +137,8 @@ def run_report(model: str, device: str, dtype: str, prompt: str = DEFAULT_PROMPT
         "device_name": device_name(load["device"]),
         "versions": versions(),
         # the load report's own names
-        "import_seconds": load.get("import_seconds"), "load_seconds": load["load_seconds"], "migrate_seconds": load["migrate_seconds"],
+        "estimate_seconds": load.get("estimate_seconds"), "import_seconds": load.get("import_seconds"),
+        "load_seconds": load["load_seconds"], "migrate_seconds": load["migrate_seconds"],
         "eval_seconds": load["eval_seconds"],
         "param_count": load["param_count"], "buffer_count": load["buffer_count"],
         "weights_bytes": load["weights_bytes"], "disk_bytes": load["disk_bytes"],
@@ -171,7 +172,8 @@ def format_report(r: dict) -> str:
             return "n/a"
         return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
-    what = {"import": "the architecture's Python code",
+    what = {"estimate": "size check on the meta device",
+            "import": "the architecture's Python code",
             "load": "from_pretrained (disk -> RAM)" if r["device"] != "auto" else "from_pretrained(device_map='auto')",
             "migrate": f"model.to('{r['device']}')", "eval": "model.eval()"}
     v = r["versions"]

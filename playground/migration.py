@@ -273,12 +273,14 @@ def file_backed_bytes(model: torch.nn.Module) -> int | None:
     maps = _file_mappings()
     if maps is None:
         return None
+    # a process maps hundreds of files (every .so); only the checkpoints matter
+    ranges = [(lo, hi) for lo, hi, path in maps if path.endswith(".safetensors")]
     total = 0
     for t in _tensors(model):
         if t.device.type != "cpu":
             continue
         ptr = t.data_ptr()
-        if any(lo <= ptr < hi and path.endswith(".safetensors") for lo, hi, path in maps):
+        if any(lo <= ptr < hi for lo, hi in ranges):
             total += t.numel() * t.element_size()
     return total
 

@@ -27,6 +27,7 @@ Random weights: the text is noise; the timings and memory are real.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -95,6 +96,7 @@ def config(name: str):
     return AutoConfig.for_model(model_type, **spec)
 
 
+@functools.lru_cache(maxsize=1)  # loading the tokenizer costs ~20 ms; every synthetic load asked again
 def _bundled_vocab() -> tuple[int, int | None, int | None]:
     from transformers import AutoTokenizer
 
