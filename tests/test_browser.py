@@ -74,8 +74,11 @@ def test_load_generate_stream_and_screenshot(page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#dtype label", has_text="bfloat16").click()
     page.locator("#load").click()
+    # Wait for the finished report, not for the progress overlay Gradio draws over the
+    # same element while loading ("migrate: model.to('cpu') - 70%"): only the report
+    # itself explains that the move to cpu was a no-op.
     page.wait_for_function(
-        "() => document.querySelector('#report') && document.querySelector('#report').innerText.includes('migrate')",
+        "() => ((document.querySelector('#report') || {}).innerText || '').includes('no-op')",
         timeout=60_000,
     )
     report = _text(page, "#report")
@@ -115,9 +118,13 @@ def test_bad_input_shows_message_and_page_keeps_working(page):
     page.wait_for_selector("text=outside the folders", timeout=30_000)
     page.locator("#model input").fill("shakespeare-gpt2")
     page.locator("#model input").press("Enter")
+    before = _text(page, "#report")
     page.locator("#load").click()
+    # a new finished report (its timings differ from the last one), for the model typed
     page.wait_for_function(
-        "() => document.querySelector('#status').innerText.includes('shakespeare-gpt2')", timeout=60_000)
+        "(before) => { const s = (document.querySelector('#report') || {}).innerText || '';"
+        " return s !== before && s.includes('no-op'); }", arg=before, timeout=60_000)
+    assert "shakespeare-gpt2" in _text(page, "#status")
 
 
 def _pick_lang(page, label: str) -> None:
@@ -172,8 +179,12 @@ def test_timeline_after_load_and_generate(page):
     # the first test loaded and generated: the timeline's phases are listed with their peaks
     page.locator("#load").click()
     try:
-        page.wait_for_function("() => (document.querySelector('#peaks') || {}).innerText?.includes('migrate')",
-                               timeout=20_000)
+        # the new load's table: it has the load phases with their sample counts and no
+        # decode row (the previous generation's table had one; the progress overlay has no "samples")
+        page.wait_for_function(
+            "() => { const s = (document.querySelector('#peaks') || {}).innerText || '';"
+            " return s.includes('migrate') && s.includes('samples') && !s.includes('decode'); }",
+            timeout=20_000)
     except Exception:
         print("PEAKS", repr(_text(page, "#peaks")), "REPORT", repr(_text(page, "#report")[:300]))
         page.screenshot(path="/tmp/tl_fail.png", full_page=True)
@@ -182,8 +193,9 @@ def test_timeline_after_load_and_generate(page):
     for phase in ("load", "migrate", "eval"):
         assert phase in peaks
     page.locator("#generate").click()
-    page.wait_for_function("() => (document.querySelector('#peaks') || {}).innerText?.includes('decode')",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => { const s = (document.querySelector('#peaks') || {}).innerText || '';"
+        " return s.includes('decode') && s.includes('samples'); }", timeout=60_000)
     assert "prefill" in _text(page, "#peaks")
     assert page.locator("#timeline canvas, #timeline svg").count() > 0
 
