@@ -17,6 +17,7 @@ PyTorch documentation, so that the rest of the code runs the same on a CPU-only 
 
 from __future__ import annotations
 
+import functools
 import platform
 import re
 from dataclasses import asdict, dataclass
@@ -47,6 +48,7 @@ class DeviceInfo:
         return asdict(self)
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_name() -> str:
     """The CPU model string (from /proc/cpuinfo on Linux), for reports."""
     try:
@@ -59,16 +61,18 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def cpu_flags() -> set[str]:
-    """Instruction-set flags of this CPU (empty where /proc/cpuinfo is absent)."""
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """Instruction-set flags of this CPU (empty where /proc/cpuinfo is absent). Read once:
+    they cannot change while the process runs, and every device check asks."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith(("flags", "Features")):
-                    return set(line.split(":", 1)[1].split())
+                    return frozenset(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return set()
+    return frozenset()
 
 
 def cpu_native_fp16(flags: set[str] | None = None) -> bool:

@@ -262,6 +262,8 @@ def load_config(model: str) -> ConfigSource:
 
     from playground import models
 
+    if isinstance(model, ConfigSource):
+        return model  # already read (the load's memory check reuses it)
     src = model if isinstance(model, models.ModelSource) else models.resolve(model)
     try:
         if src.kind == "synthetic":

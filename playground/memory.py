@@ -49,11 +49,37 @@ class MemorySnapshot:
 
 
 def rss_bytes() -> int:
-    return psutil.Process(os.getpid()).memory_info().rss
+    """Resident bytes of this process. On Linux one read of /proc/self/statm (~10 us);
+    psutil's Process() costs ten times that, and a load takes ten snapshots."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return statm_rss(fh.read())
+    except (OSError, ValueError, IndexError):
+        return psutil.Process(os.getpid()).memory_info().rss
 
 
 def available_bytes() -> int:
-    return psutil.virtual_memory().available
+    """What the kernel says it can still give (MemAvailable), as psutil reads it."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            return meminfo_available(fh.read())
+    except (OSError, ValueError, IndexError):
+        return psutil.virtual_memory().available
+
+
+def statm_rss(buf: bytes) -> int:
+    return int(buf.split()[1]) * _PAGE  # field 2: resident pages
+
+
+def meminfo_available(buf: bytes) -> int:
+    i = buf.index(b"MemAvailable:")
+    return int(buf[i + 13: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
+
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (ValueError, AttributeError, OSError):
+    _PAGE = 4096
 
 
 def snapshot() -> MemorySnapshot:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -251,8 +252,9 @@ def migrate(model: torch.nn.Module, device: str | None = None, dtype: str | torc
 
 
 # -- where the bytes live ---------------------------------------------------------
-def _file_mappings() -> list[tuple[int, int, str]] | None:
-    """(start, end, path) of every file-backed mapping of this process (Linux), or None."""
+def _file_mappings(suffix: str = "") -> list[tuple[int, int, str]] | None:
+    """(start, end, path) of every file-backed mapping of this process (Linux) whose path
+    ends with `suffix`, or None."""
     try:
         with open("/proc/self/maps", encoding="utf-8") as fh:
             lines = fh.read().splitlines()
@@ -260,6 +262,8 @@ def _file_mappings() -> list[tuple[int, int, str]] | None:
         return None
     out = []
     for line in lines:
+        if suffix and not line.endswith(suffix):
+            continue  # a process maps hundreds of files (every .so); skip them unparsed
         parts = line.split(maxsplit=5)
         if len(parts) == 6 and parts[4] != "0" and parts[5].startswith("/"):
             lo, hi = parts[0].split("-")
@@ -270,15 +274,18 @@ def _file_mappings() -> list[tuple[int, int, str]] | None:
 def file_backed_bytes(model: torch.nn.Module) -> int | None:
     """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped file
     (a zero-copy safetensors load), or None where /proc/self/maps is not available."""
-    maps = _file_mappings()
+    # A storage PyTorch allocated itself is resizable; one wrapping memory it does not own
+    # (a mapped file, a numpy array) is not. Only those can be mapped: with none (a cast
+    # to another dtype copies every tensor) the maps need not be read at all.
+    candidates = [t for t in _tensors(model) if t.device.type == "cpu" and not t.untyped_storage().resizable()]
+    if not candidates:
+        return 0 if os.path.exists("/proc/self/maps") else None
+    maps = _file_mappings(".safetensors")  # only the checkpoints matter
     if maps is None:
         return None
-    # a process maps hundreds of files (every .so); only the checkpoints matter
-    ranges = [(lo, hi) for lo, hi, path in maps if path.endswith(".safetensors")]
+    ranges = [(lo, hi) for lo, hi, _ in maps]
     total = 0
-    for t in _tensors(model):
-        if t.device.type != "cpu":
-            continue
+    for t in candidates:
         ptr = t.data_ptr()
         if any(lo <= ptr < hi for lo, hi in ranges):
             total += t.numel() * t.element_size()

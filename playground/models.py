@@ -74,6 +74,7 @@ class ModelSource:
     name: str  # what the page shows
     local_files_only: bool = True
     estimate_phase: "PhaseReport | None" = None  # the memory check, timed in prepare()
+    config: object = None  # config.json as the memory check parsed it; from_pretrained reuses it
 
 
 def allowed_roots() -> list[Path]:
@@ -292,7 +293,13 @@ def prepare(model: str, device: str, dtype: str, progress: Progress | None = Non
     # the architecture's code: timed here, reported as the "estimate" phase.
     before = memory.snapshot()
     t0 = time.perf_counter()
-    est = estimate.guard(src, dev.id, dtype, reclaimable=reclaimable)
+    try:
+        cfg = estimate.load_config(src)
+    except estimate.NotCached:
+        cfg = None  # a Hub model not downloaded yet: the guard says it cannot check
+    est = estimate.guard(cfg if cfg is not None else src, dev.id, dtype, reclaimable=reclaimable)
+    if cfg is not None and src.kind != "synthetic":
+        src.config = cfg.config  # the same config.json from_pretrained would parse again
     src.estimate_phase = _phase(
         "estimate", time.perf_counter() - t0, before, memory.snapshot(),
         (f"built on the meta device: needs {memory.fmt_bytes(est.required_bytes)} with the margin, "
@@ -348,7 +355,7 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
     try:
         from transformers import AutoConfig
 
-        config = AutoConfig.from_pretrained(src.ref, **common)
+        config = src.config if src.config is not None else AutoConfig.from_pretrained(src.ref, **common)
         model_class = AutoModelForCausalLM._model_mapping[type(config)]
     except KeyError:
         raise UserError(f"'{src.name}' is not a causal language model Transformers knows "
@@ -364,7 +371,8 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
     before = memory.snapshot()
     t0 = time.perf_counter()
     try:
-        model = AutoModelForCausalLM.from_pretrained(src.ref, **kwargs)
+        # config= spares a second parse of config.json; from_pretrained deep-copies it
+        model = AutoModelForCausalLM.from_pretrained(src.ref, config=config, **kwargs)
     except Exception as e:
         gc.collect()
         raise _load_error(src, e) from None

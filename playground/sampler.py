@@ -256,25 +256,20 @@ class _RamReader:
     """(RSS, available) in bytes: /proc via pread on Linux, psutil elsewhere."""
 
     def __init__(self) -> None:
-        self._proc = psutil.Process(os.getpid())
+        self._proc: psutil.Process | None = None  # only where /proc cannot be read
         self._fds: tuple[int, int] | None = None
-        self._page = 4096
         try:
             self._fds = (os.open("/proc/self/statm", os.O_RDONLY), os.open("/proc/meminfo", os.O_RDONLY))
-            self._page = os.sysconf("SC_PAGE_SIZE")
             self.read()
         except (OSError, ValueError, AttributeError):
             self.close()
 
     def read(self) -> tuple[int, int]:
         if self._fds is None:
+            self._proc = self._proc or psutil.Process(os.getpid())
             return self._proc.memory_info().rss, psutil.virtual_memory().available
-        statm, meminfo = self._fds
-        rss = int(os.pread(statm, 256, 0).split()[1]) * self._page  # field 2: resident pages
-        buf = os.pread(meminfo, 16384, 0)
-        i = buf.index(b"MemAvailable:")
-        avail = int(buf[i + 13: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
-        return rss, avail
+        statm, meminfo = self._fds  # held open: pread on them skips the open() per sample
+        return memory.statm_rss(os.pread(statm, 256, 0)), memory.meminfo_available(os.pread(meminfo, 16384, 0))
 
     def close(self) -> None:
         if self._fds is not None:

@@ -19,6 +19,14 @@ def test_rss_grows_with_a_real_allocation():
     del t
 
 
+def test_proc_readings_agree_with_psutil():
+    # memory reads /proc directly (cheaper than psutil on every snapshot): same numbers
+    import psutil
+
+    assert abs(memory.rss_bytes() - psutil.Process().memory_info().rss) < 8 * 2**20
+    assert abs(memory.available_bytes() - psutil.virtual_memory().available) < 256 * 2**20
+
+
 def test_weights_bytes_counts_tied_tensor_once_and_buffers():
     m = torch.nn.Module()
     m.emb = torch.nn.Embedding(100, 8)

@@ -76,6 +76,17 @@ def test_same_dtype_load_is_memory_mapped_and_a_cast_is_not():
     assert migration.file_backed_bytes(m) == 0
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_borrowed_memory_that_is_not_a_mapped_file_is_not_counted():
+    import numpy as np
+
+    # torch.from_numpy borrows the array's memory: not resizable, like a mapped tensor, but no file
+    m = torch.nn.Linear(4, 4)
+    m.weight = torch.nn.Parameter(torch.from_numpy(np.ones((4, 4), dtype=np.float32)))
+    assert not m.weight.untyped_storage().resizable()
+    assert migration.file_backed_bytes(m) == 0
+
+
 def test_device_map_against_load_then_move_on_cpu():
     d = migration.compare_placement(models.BUNDLED_NAME, "cpu", "float32")
     a, b = d["runs"]
