@@ -13,7 +13,7 @@ process, on the same model, device, dtype, prompt and greedy token count.
 The two sides
 - bare: `AutoTokenizer.from_pretrained` + `AutoModelForCausalLM.from_pretrained`
   + `.to(device)`; then `model.generate(max_new_tokens=N, do_sample=False)`.
-  No streamer, no thread, no stopping criterion.
+  No streamer, no stopping criterion.
 - playground: `SLOT.load(...)` and `SLOT.generate(...)`, the functions the page
   and the API call, consumed the way the API's generate endpoint consumes them
   (each update turned into a dict). Everything is switched on: the phase timers
@@ -54,16 +54,20 @@ What is compared, and why it is fair
   meter runs around both sides. Growth, not absolute RSS: the ~0.4 GB that
   Python, torch and Transformers hold before any load would hide a
   difference in what the load itself needs.
-- control, no target: bare `generate()` run in a fresh thread, the way the
-  playground's worker runs it. With PyTorch's CPU runtime (OpenMP, oneDNN) the
-  thread a model runs in matters: on this quiet 2-core machine the same bare
-  call ran at 0.6-0.7x of its main-thread speed on any other thread in
-  bfloat16 and 0.8-0.9x in float32 (also with every call on one persistent
-  worker thread); on a busy machine the main thread was the slow one, by up
-  to 10x. A web server never generates on its main thread, and a streamer
-  needs a second thread, so the control separates that effect from the
-  playground's own costs: playground / control near 1 means the streamer, the
-  stop criterion and the sampler cost nothing, and the gap to bare is the thread.
+- where each side runs: in a thread of its own, never on the main thread. PyTorch's
+  CPU kernels use OpenMP, and GNU libgomp keeps a pool of worker threads per thread
+  that ever ran a parallel region; with more pooled threads than CPUs it throttles
+  spinning, and small kernels run up to 5x slower (see `playground.threads`). A
+  plain script has one such thread, its main thread. Here the bare side runs in a
+  fresh thread per run and the playground in the threads it starts itself, while
+  the main thread only waits, so each side holds the process's only pool while it
+  runs, as a plain script does. (Before this rule the bare side ran on the main
+  thread; its pool then outlived it, and the playground's generation, on a second
+  thread, ran throttled: 0.6-0.8 of bare's tokens/s, none of it the playground's code.)
+- control, no target: the plain script itself, in a process of its own, on its main
+  thread (load, one warm-up, then generate(1) and generate(N) per run; medians):
+  its decode tokens/s and time to first token beside the in-process figures show
+  that running bare in a thread here changes nothing.
 - cold start: seconds from launching `python app.py` until the page answers
   HTTP 200, against the seconds a fresh interpreter needs just to
   `import torch, transformers, gradio`. The app cannot start faster than its
@@ -92,6 +96,7 @@ from pathlib import Path
 
 import psutil
 
+from playground import threads
 from playground.inputs import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -229,7 +234,6 @@ def bare_run(path: str, device: str, dtype: str, prompt: str, n: int) -> dict:
     prompt_tokens = int(ids["input_ids"].shape[-1])
     new = int(out.shape[-1]) - prompt_tokens
     decode_s = (t5 - t4) - (t4 - t3)  # generate(N) - generate(1): N-1 decode steps
-    thread = _generate_in_thread(model, tok, device, prompt, n)
     result = dict(
         load_seconds=t2 - t0, tokenizer_seconds=t1 - t0, load_migrate_seconds=t2 - t1,
         peak_rss=mem.peak, rss_before_load=mem.start, peak_rss_growth=mem.growth,
@@ -238,7 +242,6 @@ def bare_run(path: str, device: str, dtype: str, prompt: str, n: int) -> dict:
         decode_seconds=decode_s,
         tokens_per_second=(new - 1) / decode_s if new > 1 and decode_s > 0 else None,
         first_token_id=int(one[0, -1]), token_ids=out[0, prompt_tokens:].tolist(),
-        **thread,
     )
     del model, tok, ids, one, out
     _release_memory()
@@ -246,33 +249,46 @@ def bare_run(path: str, device: str, dtype: str, prompt: str, n: int) -> dict:
     return result
 
 
-def _generate_in_thread(model, tok, device: str, prompt: str, n: int) -> dict:
-    """The same two bare calls, each in a fresh thread as the playground's worker runs.
+PLAIN_SCRIPT = r"""
+import json, statistics, sys, time
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+path, device, dtype, prompt, n, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
 
-    Not a side of the comparison: a control (see the module docstring). It runs
-    after the main-thread calls, so the weights are already paged in: its TTFT
-    is a lower bound for a first generation after a load.
-    """
-    from playground.devices import sync
+def sync():
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
 
-    times: list[float] = []
-    outs: list = []
+tok = AutoTokenizer.from_pretrained(path)
+model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
+ids = tok(prompt, return_tensors="pt").to(device)
+kw = dict(do_sample=False, pad_token_id=tok.eos_token_id)
+model.generate(**ids, max_new_tokens=n, **kw)  # warm-up
+rates, ttfts = [], []
+for _ in range(runs):
+    sync(); t0 = time.perf_counter()
+    model.generate(**ids, max_new_tokens=1, **kw)
+    sync(); t1 = time.perf_counter()
+    out = model.generate(**ids, max_new_tokens=n, **kw)
+    sync(); t2 = time.perf_counter()
+    new = out.shape[-1] - ids["input_ids"].shape[-1]
+    rates.append((new - 1) / ((t2 - t1) - (t1 - t0)))
+    ttfts.append(t1 - t0)
+print(json.dumps(dict(tokens_per_second=statistics.median(rates), ttft_seconds=statistics.median(ttfts))))
+"""
 
-    def call(k: int) -> None:
-        ids = tok(prompt, return_tensors="pt").to(device)
-        outs.append(model.generate(**ids, max_new_tokens=k, do_sample=False, pad_token_id=tok.eos_token_id))
-        sync(device)
 
-    for k in (1, n):
-        t0 = time.perf_counter()
-        th = threading.Thread(target=call, args=(k,), name="bare-generate")
-        th.start()
-        th.join()
-        times.append(time.perf_counter() - t0)
-    new = int(outs[-1].shape[-1]) - int(tok(prompt, return_tensors="pt")["input_ids"].shape[-1])
-    decode_s = times[1] - times[0]
-    return dict(ttft_thread_seconds=times[0],
-                tokens_per_second_thread=(new - 1) / decode_s if new > 1 and decode_s > 0 else None)
+def plain_script(path: str, device: str, dtype: str, prompt: str, n: int, runs: int) -> dict:
+    """The control: bare Transformers as a script, in its own process, on its main thread."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", TQDM_DISABLE="1")
+    try:
+        proc = subprocess.run([sys.executable, "-c", PLAIN_SCRIPT, path, device, dtype, prompt, str(n), str(runs)],
+                              capture_output=True, text=True, timeout=600, env=env)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError) as e:
+        return dict(error=f"{type(e).__name__}: {e}"[:300], tokens_per_second=None, ttft_seconds=None)
 
 
 def playground_run(model: str, device: str, dtype: str, prompt: str, n: int) -> dict:
@@ -322,21 +338,21 @@ def _ratio(name: str, value: float | None, targets: dict = TARGETS) -> dict:
 
 MEDIAN_KEYS = ("load_seconds", "load_migrate_seconds", "tokenizer_seconds", "peak_rss", "peak_rss_growth",
                "rss_before_load", "ttft_seconds", "ttft_reported_seconds", "prompt_tokens", "new_tokens",
-               "decode_seconds", "tokens_per_second", "ttft_thread_seconds", "tokens_per_second_thread")
+               "decode_seconds", "tokens_per_second")
 
 
 def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int, prompt: str = PROMPT,
-             log=lambda msg: None) -> dict:
+             log=lambda msg: None, with_control: bool = True) -> dict:
     from playground import models
 
     if model.startswith("synthetic/"):
         from playground import synthetic
 
         log(f"  ensuring {model} exists (built once)")
-        synthetic.ensure(model)
+        threads.run(synthetic.ensure, model)  # torch work stays off the main thread (see the docstring)
     path = models.resolve(model).ref
     load_before = os.getloadavg()
-    sides = {"bare": lambda: bare_run(path, device, dtype, prompt, n),
+    sides = {"bare": lambda: threads.run(bare_run, path, device, dtype, prompt, n, name="bare"),
              "playground": lambda: playground_run(model, device, dtype, prompt, n)}
     for i in range(warmup):
         for side in ("bare", "playground"):
@@ -352,6 +368,10 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
                 f"{r['tokens_per_second'] or 0:.1f} tok/s ({r['new_tokens']} tokens), "
                 f"peak RSS +{r['peak_rss_growth'] / 2**20:.1f} MiB")
     med = {side: {k: _median(rs, k) for k in MEDIAN_KEYS} for side, rs in timed.items()}
+    control = {}
+    if with_control:
+        log("  control: the plain script in its own process")
+        control = plain_script(path, device, dtype, prompt, n, runs)
     b, p = med["bare"], med["playground"]
 
     def div(a, c):
@@ -372,19 +392,23 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
                                               div(p["load_migrate_seconds"], b["load_migrate_seconds"]), INFO),
         "ttft_reported_difference_seconds": _ratio("ttft_reported_difference_seconds",
                                                    sub(p["ttft_reported_seconds"], b["ttft_seconds"]), INFO),
-        "decode_vs_bare_in_thread_ratio": {
-            "value": div(p["tokens_per_second"], b["tokens_per_second_thread"]),
-            "what": "decode tokens/s, playground / bare generate() run in a fresh thread (the thread effect removed)"},
-        "ttft_vs_bare_in_thread_difference_seconds": {
-            "value": sub(p["ttft_seconds"], b["ttft_thread_seconds"]),
-            "what": "time to first token, playground - bare generate() run in a fresh thread (s)"},
+        "decode_vs_plain_script_ratio": {
+            "value": div(p["tokens_per_second"], control.get("tokens_per_second")),
+            "what": "decode tokens/s, playground / the plain script in its own process, on its main thread"},
+        "bare_vs_plain_script_decode_ratio": {
+            "value": div(b["tokens_per_second"], control.get("tokens_per_second")),
+            "what": "decode tokens/s, bare here (in a thread) / the plain script (main thread, own process)"},
+        "ttft_vs_plain_script_difference_seconds": {
+            "value": sub(p["ttft_seconds"], control.get("ttft_seconds")),
+            "what": "time to first token, playground - the plain script (s); the script's ids are already tokenised"},
         "peak_rss_absolute_ratio": {"value": div(p["peak_rss"], b["peak_rss"]),
                                     "what": "peak RSS during load including the process baseline, playground / bare"},
     }
     # Greedy on both sides: the same tokens, or the comparison is not like for like.
     same_tokens = all(r["new_tokens"] == timed["bare"][0]["new_tokens"] for r in timed["bare"] + timed["playground"])
     return dict(model=model, device=device, dtype=dtype, runs=runs, warmup=warmup, max_new_tokens=n,
-                same_token_count=same_tokens, loadavg_before=load_before, loadavg_after=os.getloadavg(), medians=med, ratios=ratios, info=info,
+                same_token_count=same_tokens, loadavg_before=load_before, loadavg_after=os.getloadavg(), medians=med,
+                control=control, ratios=ratios, info=info,
                 runs_detail={s: [{k: v for k, v in r.items() if k not in ("token_ids", "text")} for r in rs]
                              for s, rs in timed.items()})
 
@@ -485,7 +509,7 @@ def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_t
     for model, device, dtype in cases:
         key = f"{model} {device} {dtype}"
         log(f"{key}:")
-        case = run_case(model, device, dtype, runs, warmup, n, log=log)
+        case = run_case(model, device, dtype, runs, warmup, n, log=log, with_control=not quick)
         out["cases"][key] = case
         out["ratios"][key] = case["ratios"]
     if with_cold_start:
@@ -525,8 +549,8 @@ def table(result: dict) -> str:
             ("peak RSS growth in load", "peak_rss_growth", "MiB", "peak_rss_load_ratio", "ratio")]
     info_rows = [("  page's TTFT", "ttft_reported_seconds", "ms", "ttft_reported_difference_seconds", "ms"),
                  ("  page's load+migrate", "load_migrate_seconds", "s", "load_migrate_reported_ratio", "ratio")]
-    control_rows = [("  control: bare in thread", "tokens_per_second_thread", "tok/s", "decode_vs_bare_in_thread_ratio", "ratio"),
-                    ("  control: bare in thread", "ttft_thread_seconds", "ms", "ttft_vs_bare_in_thread_difference_seconds", "ms")]
+    control_rows = [("  control: plain script", "tokens_per_second", "tok/s", "decode_vs_plain_script_ratio", "ratio"),
+                    ("  control: plain script", "ttft_seconds", "ms", "ttft_vs_plain_script_difference_seconds", "ms")]
     head = f"{'case':<34} {'metric':<25} {'bare':>11} {'playground':>11} {'ratio/diff':>11} {'target':>9}  met"
     lines = [head, "-" * len(head)]
     for key, case in result["cases"].items():
@@ -536,9 +560,9 @@ def table(result: dict) -> str:
             met = {True: "yes", False: "NO", None: "n/a"}[r["met"]]
             lines.append(f"{key:<34} {label:<25} {_fmt(b.get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
                          f"{_fmt(r['value'], runit):>11} {r['target']:>9}  {met}")
-        for label, mk, unit, rk, runit in control_rows:
-            r = case["info"][rk]
-            lines.append(f"{key:<34} {label:<25} {_fmt(b.get(mk), unit):>11} {_fmt(p.get(mk.replace('_thread', '')), unit):>11} "
+        for label, mk, unit, rk, runit in control_rows if case.get("control") else ():
+            r = case["info"][rk]  # the script's figure in the "bare" column
+            lines.append(f"{key:<34} {label:<25} {_fmt(case['control'].get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
                          f"{_fmt(r['value'], runit):>11} {'':>9}  (no target)")
         lines.append(f"{'':<34} {'new tokens (both sides)':<25} {_fmt(b['new_tokens'], ''):>11} "
                      f"{_fmt(p['new_tokens'], ''):>11}   same count: {case['same_token_count']}")

@@ -45,7 +45,7 @@ from typing import Callable
 
 import torch
 
-from playground import devices
+from playground import devices, threads
 from playground.i18n import t
 from playground.inputs import UserError, check_prompt
 from playground.memory import fmt_bytes, weights_bytes
@@ -981,7 +981,7 @@ def run(scenario_id: str, model=None, tokenizer=None, prompt: str | None = None)
     if (model is None) != (tokenizer is None):
         raise UserError("Pass the model together with its tokenizer, or neither (the lab then uses the bundled model).")
     if model is None:
-        model, tokenizer = bundled()
+        model, tokenizer = threads.run(bundled, name="break-it")
     elif not isinstance(model, torch.nn.Module) or not hasattr(model, "get_input_embeddings"):
         raise UserError("The lab needs a Transformers causal language model. Load one first, or use the bundled model.")
     prompt = check_prompt(prompt) if prompt is not None else PROMPT
@@ -990,7 +990,9 @@ def run(scenario_id: str, model=None, tokenizer=None, prompt: str | None = None)
                     explanation_zh=t(f"{sc.id}.explain", "zh"), fix_before=sc.before, fix_after=sc.after)
     with _RUN_LOCK:
         t0 = time.perf_counter()
-        sc.fn(Lab(model, tokenizer, prompt, r), r)
+        # in a thread that ends with the run (see playground.threads); the traceback's
+        # frames are the scenario's own either way
+        threads.run(sc.fn, Lab(model, tokenizer, prompt, r), r, name="break-it")
         r.seconds = time.perf_counter() - t0
     r.__dict__.pop("exc", None)
     return r

@@ -41,7 +41,7 @@ from typing import Callable
 
 import torch
 
-from playground import devices, estimate, generation, inputs, memory, migration, models, sampler
+from playground import devices, estimate, generation, inputs, memory, migration, models, sampler, threads
 from playground.inputs import UserError
 
 DEFAULT_PROMPT = "ROMEO: But soft, what light through yonder window breaks?"
@@ -176,12 +176,13 @@ def _run(src, todo, n_new, prompt, progress, stop) -> list[CompareRow]:
 
 def _one(src, row: CompareRow, n_new: int, prompt: str, progress: Progress, stop: threading.Event) -> None:
     estimate.guard(src, row.device, row.dtype)  # refuse before allocating
-    bw = migration.memory_bandwidth(row.device)
+    # torch work in threads that end with it; this one only waits (see playground.threads)
+    bw = threads.run(migration.memory_bandwidth, row.device, name="bandwidth")
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     with sampler.Sampler(hz=15) as s:
         mark = sampler.marking_progress(s, lambda f, d: progress(0.6 * f, d))
-        lm = models.load(src.name, row.device, row.dtype, progress=mark)
+        lm = threads.run(models.load, src.name, row.device, row.dtype, progress=mark, name="load")
         try:
             rep = lm.report
             row.load_s, row.migrate_s = rep.load_seconds, rep.migrate_seconds

@@ -37,7 +37,7 @@ from typing import Iterator
 
 import torch
 
-from playground import devices, generation
+from playground import devices, generation, threads
 from playground.generation import GenerationParams, GenerationStats
 
 ENGINES = ("generate()", "manual loop (KV cache)", "manual loop (no cache)")
@@ -94,8 +94,17 @@ def stream(
     use_cache: bool = True,
     min_interval: float = 0.05,
 ) -> Iterator[tuple[str, DecodeStats]]:
-    """Yield (text so far, stats so far) from a hand-written decode loop; the last one is final."""
+    """Yield (text so far, stats so far) from a hand-written decode loop; the last one is final.
+
+    The loop runs in a fresh thread (see `playground.threads`: a thread that waits must
+    not own an OpenMP pool of its own, or every kernel runs throttled)."""
     stop = stop or threading.Event()
+    return threads.iterate(lambda: _loop(model, tokenizer, device, prompt, params, stop, use_cache, min_interval),
+                           stop, name="decode-loop")
+
+
+def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, stop: threading.Event,
+          use_cache: bool, min_interval: float) -> Iterator[tuple[str, DecodeStats]]:
     inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens)
     ids = inputs["input_ids"]
     mask = inputs.get("attention_mask")

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 
-from playground import generation, inputs, migration, models
+from playground import generation, inputs, migration, models, threads
 from playground.inputs import UserError
 from playground.sampler import Sampler, marking_progress
 
@@ -91,11 +91,16 @@ class ModelSlot:
                 progress = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
                 # The model held now is freed before the new one loads: the guard counts its RAM as available.
                 # (No local name may keep a reference to it past the unload below, or it is not freed.)
-                src, dev, dtype = models.prepare(model, device, dtype, progress, reclaimable=_reclaimable(self.loaded))
-                # Free the old model first: two models side by side could exceed the RAM
-                # of a small machine, and would distort the new load's memory figures.
-                self._unload()
-                self.loaded = models.load_prepared(src, dev, dtype, progress)
+
+                def work() -> models.LoadedModel:
+                    src, dev, dt = models.prepare(model, device, dtype, progress, reclaimable=_reclaimable(self.loaded))
+                    # Free the old model first: two models side by side could exceed the RAM
+                    # of a small machine, and would distort the new load's memory figures.
+                    self._unload()
+                    return models.load_prepared(src, dev, dt, progress)
+
+                # in a thread that ends with the load: see playground.threads
+                self.loaded = threads.run(work, name="load")
                 self.requested = model.strip()
                 self.load_timeline, self.gen_timeline = sampler, None
                 return self.loaded.report
