@@ -499,7 +499,7 @@ def machine() -> dict:
 def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_tokens: int | None = None,
         with_cold_start: bool | None = None, log=lambda msg: None) -> dict:
     cases = QUICK_CASES if quick else CASES
-    runs = runs if runs is not None else (2 if quick else 5)
+    runs = runs if runs is not None else (2 if quick else 11)
     n = max_new_tokens if max_new_tokens is not None else (16 if quick else 64)
     with_cold_start = (not quick) if with_cold_start is None else with_cold_start
     t0 = time.perf_counter()
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = cli._Parser(prog="python -m playground.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--quick", action="store_true", help="one small case, 2 runs, 16 tokens, no cold start")
-    parser.add_argument("--runs", type=int, default=None, help="timed runs per side (default 5; 2 with --quick)")
+    parser.add_argument("--runs", type=int, default=None, help="timed runs per side (default 11; 2 with --quick)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per side first (default 1)")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="greedy tokens per run (default 64; 16 with --quick)")
     parser.add_argument("--cold-start", dest="cold_start", action="store_true", default=None,

@@ -74,6 +74,7 @@ class TokenStreamer(BaseStreamer):
 
     def __init__(self) -> None:
         self.queue: queue.Queue = queue.Queue()
+        self.finished = threading.Event()  # set by end(): the consumer need not poll the queue
         self.prompt_tokens = 0
         self._prompt_seen = False
 
@@ -88,6 +89,7 @@ class TokenStreamer(BaseStreamer):
 
     def end(self) -> None:
         self.queue.put(_DONE)
+        self.finished.set()
 
 
 class StopOnEvent(StoppingCriteria):
@@ -168,34 +170,39 @@ def stream(
     t_first = t_last = None
     stamps: list[float] = []
     last_yield = 0.0
+    shown = 0  # tokens in the last update
     stopped_early = False
     eos = tokenizer.eos_token_id
     try:
         while True:
-            item = streamer.queue.get()
-            done = item is _DONE
-            if not done:
-                tok, t = item
-                ids.append(tok)
-                stamps.append(t)
+            due = last_yield + min_interval
+            wait = due - time.perf_counter()
+            if wait <= 0:
+                items = [streamer.queue.get()]  # an update is due: block for the next token (or the end)
+            else:
+                # Not due yet: sleep until it is, or the end. Waking for every token would take
+                # the GIL from generate()'s Python loop ~300 times a second on a small model;
+                # each token's time is stamped by the streamer, not read here.
+                streamer.finished.wait(wait)
+                items = []
+            try:  # whatever has arrived
+                while True:
+                    items.append(streamer.queue.get_nowait())
+            except queue.Empty:
+                pass
+            done = False
+            for item in items:
+                if item is _DONE:
+                    done = True
+                    break
+                ids.append(item[0])
+                stamps.append(item[1])
                 if t_first is None:
-                    t_first = t
-                t_last = t
-                # drain whatever else is already waiting, then decide whether to yield
-                try:
-                    while True:
-                        nxt = streamer.queue.get_nowait()
-                        if nxt is _DONE:
-                            done = True
-                            break
-                        ids.append(nxt[0])
-                        stamps.append(nxt[1])
-                        t_last = nxt[1]
-                except queue.Empty:
-                    pass
+                    t_first = item[1]
+                t_last = item[1]
             now = time.perf_counter()
-            if done or now - last_yield >= min_interval:
-                last_yield = now
+            if done or (len(ids) > shown and now >= due):
+                last_yield, shown = now, len(ids)
                 _fill(stats, streamer, ids, t_start, t_first, t_last, now)
                 stats.token_times = [x - t_start for x in stamps]
                 if done:
