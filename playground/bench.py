@@ -331,6 +331,11 @@ def _median(runs: list[dict], key: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
+def _paired(timed: dict[str, list[dict]], key: str) -> float | None:
+    pairs = [(p[key], b[key]) for p, b in zip(timed["playground"], timed["bare"]) if p.get(key) and b.get(key)]
+    return statistics.median(p / b for p, b in pairs) if pairs else None
+
+
 def _ratio(name: str, value: float | None, targets: dict = TARGETS) -> dict:
     t = targets[name]
     return {"value": value, "target": f"{t.op} {t.limit}", "met": t.met(value), "what": t.what}
@@ -392,6 +397,10 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
                                               div(p["load_migrate_seconds"], b["load_migrate_seconds"]), INFO),
         "ttft_reported_difference_seconds": _ratio("ttft_reported_difference_seconds",
                                                    sub(p["ttft_reported_seconds"], b["ttft_seconds"]), INFO),
+        "decode_paired_ratio": {
+            "value": _paired(timed, "tokens_per_second"),
+            "what": ("decode tokens/s, the median of playground / bare over the runs, each pair run back to back "
+                     "(less moved by this machine's slow drifts than the ratio of the two medians)")},
         "decode_vs_plain_script_ratio": {
             "value": div(p["tokens_per_second"], control.get("tokens_per_second")),
             "what": "decode tokens/s, playground / the plain script in its own process, on its main thread"},
@@ -560,6 +569,9 @@ def table(result: dict) -> str:
             met = {True: "yes", False: "NO", None: "n/a"}[r["met"]]
             lines.append(f"{key:<34} {label:<25} {_fmt(b.get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
                          f"{_fmt(r['value'], runit):>11} {r['target']:>9}  {met}")
+        paired = case["info"].get("decode_paired_ratio", {}).get("value")
+        lines.append(f"{key:<34} {'  decode, paired runs':<25} {'':>11} {'':>11} {_fmt(paired, 'ratio'):>11} "
+                     f"{'':>9}  (median of run-by-run ratios)")
         for label, mk, unit, rk, runit in control_rows if case.get("control") else ():
             r = case["info"][rk]  # the script's figure in the "bare" column
             lines.append(f"{key:<34} {label:<25} {_fmt(case['control'].get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
