@@ -153,14 +153,11 @@ def _mps_device() -> DeviceInfo:
 def check_device(device: str, devices: list[DeviceInfo] | None = None) -> DeviceInfo:
     """Validate a device string against what is here; raise UserError saying why not."""
     if not isinstance(device, str) or not device.strip():
-        raise UserError("No device given. Pick one of: " + ", ".join(_usable(devices)) + ".")
+        raise UserError.of("err.device_none", usable=", ".join(_usable(devices)))
     device = device.strip()
     devices = devices if devices is not None else discover()
     if not re.fullmatch(r"cpu|mps|auto|cuda(:\d{1,3})?", device):
-        raise UserError(
-            f"{shown(device, 40)} is not a device name PyTorch knows. "
-            "Use cpu, cuda:N, mps or auto. Available here: " + ", ".join(_usable(devices)) + "."
-        )
+        raise UserError.of("err.device_name", device=shown(device, 40), usable=", ".join(_usable(devices)))
     if device == "cuda":
         device = "cuda:0"  # PyTorch's "cuda" means the current device, 0 unless changed
     for d in devices:
@@ -169,18 +166,13 @@ def check_device(device: str, devices: list[DeviceInfo] | None = None) -> Device
     kind = device.split(":")[0]
     absent = next((d for d in devices if d.kind == kind and not d.available), None)
     reason = absent.reason if absent else f"{device} is not among the {kind} devices found"
-    raise UserError(
-        f"Device {device} is not available here: {reason}. Available: " + ", ".join(_usable(devices)) + "."
-    )
+    raise UserError.of("err.device_absent", device=device, reason=reason, usable=", ".join(_usable(devices)))
 
 
 def check_dtype(dtype: str) -> str:
     """Validate a dtype name; the playground offers float32, float16, bfloat16, auto."""
     if not isinstance(dtype, str) or dtype.strip() not in DTYPES:
-        raise UserError(
-            f"{shown(dtype, 40)} is not a dtype the playground offers. Use one of: "
-            + ", ".join(DTYPES) + " (auto keeps the checkpoint's own dtype)."
-        )
+        raise UserError.of("err.dtype", dtype=shown(dtype, 40), dtypes=", ".join(DTYPES))
     return dtype.strip()
 
 

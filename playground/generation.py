@@ -113,12 +113,9 @@ def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int) -> d
     n = int(enc["input_ids"].shape[-1])
     ctx = context_length(model)
     if n == 0:
-        raise UserError("The prompt produced no tokens. Type some text.")
+        raise UserError.of("err.no_tokens")
     if ctx is not None and n + max_new_tokens > ctx:
-        raise UserError(
-            f"The prompt is {n} tokens and max_new_tokens is {max_new_tokens}: {n + max_new_tokens} positions, "
-            f"but this model's context is {ctx}. Shorten the prompt or lower max_new_tokens to {max(ctx - n, 0)}."
-        )
+        raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, room=max(ctx - n, 0))
     # The inputs must live where the embedding lives: an index_select between a
     # cpu tensor and a cuda weight is exactly the error the break-it lab shows.
     return {k: v.to(device) for k, v in enc.items()}

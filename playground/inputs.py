@@ -25,7 +25,30 @@ import unicodedata
 
 
 class UserError(ValueError):
-    """A problem with what the visitor asked for, phrased for the visitor."""
+    """A problem with what the visitor asked for, phrased for the visitor.
+
+    Raised as `UserError.of(key, **fields)`, the sentence lives in `playground.i18n`
+    under `key` in English and Chinese: `str(e)` is the English (the API and the CLI
+    answer in English), `e.text("zh")` the Chinese the page shows. A plain
+    `UserError(message)` (a message that embeds a library's own words) is English only.
+    """
+
+    def __init__(self, message: str = "", key: str = "", fields: dict | None = None) -> None:
+        super().__init__(message)
+        self.key, self.fields = key, dict(fields or {})
+
+    @classmethod
+    def of(cls, key: str, **fields: object) -> "UserError":
+        from playground.i18n import t
+
+        return cls(t(key, "en", **fields), key, fields)
+
+    def text(self, lang: str = "en") -> str:
+        if lang == "en" or not self.key:
+            return str(self)
+        from playground.i18n import t
+
+        return t(self.key, lang, **self.fields)
 
 
 def _env_int(name: str, default: int, minimum: int = 1) -> int:
@@ -86,24 +109,19 @@ def _check_unicode(text: str, what: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise UserError(
-            f"The {what} contains invalid Unicode (an unpaired surrogate, U+{ord(text[e.start]):04X}, at "
-            f"character {e.start:,}). Paste plain text."
-        ) from None
+        raise UserError.of("err.unicode", what=what, what_zh={"prompt": "提示词"}.get(what, "粘贴的文本"),
+                           code=f"{ord(text[e.start]):04X}", at=e.start) from None
 
 
 def check_prompt(prompt: object) -> str:
     if not isinstance(prompt, str):
-        raise UserError("The prompt must be text.")
+        raise UserError.of("err.prompt_type")
     if len(prompt) > MAX_PROMPT_CHARS:
-        raise UserError(
-            f"The prompt is {len(prompt):,} characters; the limit is {MAX_PROMPT_CHARS:,} "
-            "(PLAYGROUND_MAX_PROMPT_CHARS). Shorten it (the models here have short contexts anyway)."
-        )
+        raise UserError.of("err.prompt_long", n=len(prompt), limit=MAX_PROMPT_CHARS)
     if not prompt.strip():
-        raise UserError("The prompt is empty. Type a few words for the model to continue, e.g. 'ROMEO:'.")
+        raise UserError.of("err.prompt_empty")
     if "\x00" in prompt:
-        raise UserError("The prompt contains NUL bytes (binary data). Paste plain text.")
+        raise UserError.of("err.prompt_nul")
     _check_unicode(prompt, "prompt")
     return prompt
 
@@ -111,68 +129,59 @@ def check_prompt(prompt: object) -> str:
 def check_diagnose_text(text: object) -> str:
     """A pasted traceback or error line for the diagnoser: text, not empty, not a whole log."""
     if not isinstance(text, str):
-        raise UserError("Paste the error as text: a traceback or its last line.")
+        raise UserError.of("err.diag_type")
     if len(text) > MAX_DIAGNOSE_CHARS:
-        raise UserError(
-            f"The pasted text is {len(text):,} characters; the limit is {MAX_DIAGNOSE_CHARS:,} "
-            "(PLAYGROUND_MAX_DIAGNOSE_CHARS). Paste the traceback's last lines: the error is at the end."
-        )
+        raise UserError.of("err.diag_long", n=len(text), limit=MAX_DIAGNOSE_CHARS)
     if not text.strip():
-        raise UserError("Nothing to diagnose: paste a traceback or an error line, e.g. the last line of the error.")
+        raise UserError.of("err.diag_empty")
     _check_unicode(text, "pasted text")
     return text
 
 
 def check_max_new_tokens(value: object) -> int:
-    return _whole(value, "max_new_tokens", 1, MAX_NEW_TOKENS,
-                  f"max_new_tokens must be a whole number from 1 to {MAX_NEW_TOKENS}")
+    return _whole(value, "max_new_tokens", 1, MAX_NEW_TOKENS)
 
 
 def check_temperature(value: object) -> float:
     t = _number(value, "temperature")
     if not 0 <= t <= 5:
-        raise UserError(f"temperature must be between 0 (greedy) and 5; got {shown(value, 40)}.")
+        raise UserError.of("err.temperature", got=shown(value, 40))
     return float(t)
 
 
 def check_top_p(value: object) -> float:
     p = _number(value, "top_p")
     if not 0 < p <= 1:
-        raise UserError(f"top_p must be in (0, 1]: the share of probability mass to sample from; "
-                        f"got {shown(value, 40)}.")
+        raise UserError.of("err.top_p", got=shown(value, 40))
     return float(p)
 
 
 def check_seed(value: object) -> int:
-    return _whole(value, "seed", 0, 2**63 - 1, "seed must be a whole number from 0 to 2^63-1")
+    return _whole(value, "seed", 0, 2**63 - 1, hi_text="2^63-1")
 
 
-def _whole(value: object, name: str, lo: int, hi: int, rule: str) -> int:
+def _whole(value: object, name: str, lo: int, hi: int, hi_text: str = "") -> int:
     n = _number(value, name)
-    if isinstance(n, float):
-        if not n.is_integer():
-            raise UserError(f"{rule}; got {shown(value, 40)}.")
-        n = int(n)
     # compared as Python ints: JSON may carry 10**400, which float() cannot hold
-    if not lo <= n <= hi:
-        raise UserError(f"{rule}; got {shown(value, 40)}.")
-    return n
+    if (isinstance(n, float) and not n.is_integer()) or not lo <= int(n) <= hi:
+        raise UserError.of("err.whole", name=name, lo=lo, hi=hi_text or hi, got=shown(value, 40))
+    return int(n)
 
 
 def _number(value: object, name: str) -> int | float:
     """An int (any size) or a finite float; bools, NaN, infinities and other types are refused."""
     if isinstance(value, bool):
-        raise UserError(f"{name} must be a number; got {value!r}.")
+        raise UserError.of("err.number", name=name, got=repr(value))
     if isinstance(value, str):
         text = value.strip()
         try:
             value = int(text) if text.lstrip("+-").isdigit() and len(text) <= 30 else float(text)
         except ValueError:
-            raise UserError(f"{name} must be a number; got {shown(text, 40)}.") from None
+            raise UserError.of("err.number", name=name, got=shown(text, 40)) from None
     if isinstance(value, int):
         return value
     if not isinstance(value, float):
-        raise UserError(f"{name} must be a number; got {shown(value, 40)}.")
+        raise UserError.of("err.number", name=name, got=shown(value, 40))
     if math.isnan(value) or math.isinf(value):
-        raise UserError(f"{name} must be a finite number; got {value!r}.")
+        raise UserError.of("err.finite", name=name, got=repr(value))
     return value

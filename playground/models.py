@@ -95,10 +95,10 @@ def allowed_roots() -> list[Path]:
 def resolve(model: object) -> ModelSource:
     """Turn what the visitor typed into a model source, or explain why not."""
     if not isinstance(model, str) or not model.strip():
-        raise UserError(f"No model given. Pick one from the list; '{BUNDLED_NAME}' works offline.")
+        raise UserError.of("err.model_none", bundled=BUNDLED_NAME)
     model = model.strip()
     if len(model) > 300:
-        raise UserError("That model name is too long. Use a Hub id (owner/name) or a local folder path.")
+        raise UserError.of("err.model_long")
     if model in (BUNDLED_NAME, f"bundled/{BUNDLED_NAME}"):
         return ModelSource("bundled", str(BUNDLED_DIR), BUNDLED_NAME)
     from playground import synthetic
@@ -110,19 +110,13 @@ def resolve(model: object) -> ModelSource:
         return ModelSource("synthetic", str(synthetic.folder(model)), model)
     if "://" in model or model.lower().startswith(("http:", "https:", "ftp:", "file:")):
         host = urlparse(model).netloc or "that address"
-        raise UserError(
-            f"URLs are not accepted ({shown(host, 60)}). Give a Hugging Face Hub id such as 'gpt2', "
-            f"or a local folder; '{BUNDLED_NAME}' works offline."
-        )
+        raise UserError.of("err.model_url", host=shown(host, 60), bundled=BUNDLED_NAME)
     looks_like_path = model.startswith(("/", ".", "~")) or ".." in model or "\\" in model
     if looks_like_path:
         return _local_source(model)
     if HUB_ID.match(model):
         return ModelSource("hub", model, model, local_files_only=False)
-    raise UserError(
-        f"{shown(model)} is neither a Hub id (owner/name, letters, digits, '-', '_', '.') nor a local folder. "
-        f"Try '{BUNDLED_NAME}', which works offline."
-    )
+    raise UserError.of("err.model_name", model=shown(model), bundled=BUNDLED_NAME)
 
 
 def _local_source(model: str) -> ModelSource:
@@ -131,18 +125,14 @@ def _local_source(model: str) -> ModelSource:
     try:
         real = Path(model).expanduser().resolve(strict=False)
     except (OSError, RuntimeError):
-        raise UserError(f"{shown(model, 80)} is not a usable path.") from None
+        raise UserError.of("err.path_bad", model=shown(model, 80)) from None
     roots = allowed_roots()
     if not any(real == r or r in real.parents for r in roots):
-        raise UserError(
-            f"{shown(model, 80)} is outside the folders the playground may read. Put the model under one of "
-            + ", ".join(str(r) for r in roots[:2])
-            + ", or add its parent folder to the PLAYGROUND_MODEL_DIRS environment variable."
-        )
+        raise UserError.of("err.path_outside", model=shown(model, 80), roots=", ".join(str(r) for r in roots[:2]))
     if not real.exists():
-        raise UserError(f"The folder {shown(model, 80)} does not exist. Check the path, or pick '{BUNDLED_NAME}'.")
+        raise UserError.of("err.path_missing", model=shown(model, 80), bundled=BUNDLED_NAME)
     if not real.is_dir():
-        raise UserError(f"{shown(model, 80)} is a file; give the folder that holds config.json and the weights.")
+        raise UserError.of("err.path_file", model=shown(model, 80))
     check_local_folder(real)
     return ModelSource("local", str(real), real.name)
 
@@ -151,18 +141,15 @@ def check_local_folder(folder: Path) -> None:
     """A loadable folder has a readable config.json and complete safetensors weights."""
     cfg = folder / "config.json"
     if not cfg.is_file():
-        raise UserError(f"'{folder.name}' holds no model: config.json is missing.")
+        raise UserError.of("err.no_config", name=folder.name)
     try:
         json.loads(cfg.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise UserError(f"'{folder.name}/config.json' is not valid JSON ({e}). Re-save the model.") from None
     if not any(folder.glob("*.safetensors")):
         if any(folder.glob("*.bin")) or any(folder.glob("*.pt")) or any(folder.glob("*.pth")):
-            raise UserError(
-                f"'{folder.name}' has only pickle weights (.bin/.pt). The playground loads safetensors only, "
-                "because unpickling can run arbitrary code. Convert it with save_pretrained(safe_serialization=True)."
-            )
-        raise UserError(f"'{folder.name}' has no .safetensors weights.")
+            raise UserError.of("err.pickle_only", name=folder.name)
+        raise UserError.of("err.no_weights", name=folder.name)
     for f in sorted(folder.glob("*.safetensors")):
         check_safetensors(f)
 
@@ -183,11 +170,9 @@ def check_safetensors(path: Path) -> None:
         header.pop("__metadata__", None)
         end = max((int(t["data_offsets"][1]) for t in header.values()), default=0)
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error):
-        raise UserError(f"'{name}' is not a readable safetensors file (a truncated or damaged download?). "
-                        "Download or save it again.") from None
+        raise UserError.of("err.st_unreadable", name=name) from None
     if 8 + n + end > size:
-        raise UserError(f"'{name}' is truncated: its header describes {memory.fmt_bytes(8 + n + end)}, the file "
-                        f"holds {memory.fmt_bytes(size)}. Download or save it again.")
+        raise UserError.of("err.st_truncated", name=name, want=memory.fmt_bytes(8 + n + end), have=memory.fmt_bytes(size))
 
 
 def hub_reachable(timeout: float = 2.0) -> tuple[bool, str]:
@@ -316,10 +301,7 @@ def prepare(model: str, device: str, dtype: str, progress: Progress | None = Non
         else:
             ok, why = hub_reachable()
             if not ok:
-                raise UserError(
-                    f"'{src.ref}' is not in the local Hugging Face cache and the Hub is unreachable ({why}). "
-                    f"Offline, pick '{BUNDLED_NAME}', the bundled model."
-                )
+                raise UserError.of("err.hub_offline", ref=src.ref, why=why, bundled=BUNDLED_NAME)
     return src, dev, dtype
 
 
@@ -358,8 +340,7 @@ def _load_phases(src: ModelSource, dev: devices.DeviceInfo, dtype: str, progress
         config = src.config if src.config is not None else AutoConfig.from_pretrained(src.ref, **common)
         model_class = AutoModelForCausalLM._model_mapping[type(config)]
     except KeyError:
-        raise UserError(f"'{src.name}' is not a causal language model Transformers knows "
-                        f"(model_type '{getattr(config, 'model_type', '?')}').") from None
+        raise UserError.of("err.not_causal", name=src.name, model_type=getattr(config, "model_type", "?")) from None
     except Exception as e:
         raise _load_error(src, e) from None
     import_s = time.perf_counter() - t0
@@ -502,10 +483,10 @@ def _load_error(src: ModelSource, e: Exception) -> UserError:
     msg = str(e).split("\n")[0][:300]
     if src.kind == "hub":
         if "not a valid model identifier" in msg or "RepositoryNotFound" in type(e).__name__ or "404" in msg:
-            return UserError(f"'{src.ref}' was not found on the Hugging Face Hub. Check the spelling (owner/name).")
+            return UserError.of("err.hub_missing", ref=src.ref)
         if "trust_remote_code" in msg:
-            return UserError(f"'{src.ref}' needs custom code from the Hub (trust_remote_code), which the playground never runs.")
+            return UserError.of("err.remote_code_hub", ref=src.ref)
         return UserError(f"Could not load '{src.ref}' from the Hub: {msg}")
     if "trust_remote_code" in msg:
-        return UserError(f"'{src.name}' needs custom code (trust_remote_code), which the playground never runs.")
+        return UserError.of("err.remote_code", name=src.name)
     return UserError(f"Could not load '{src.name}': {type(e).__name__}: {msg}")

@@ -119,14 +119,14 @@ class ModelSlot:
         )
         prompt = inputs.check_prompt(prompt)
         if self.loaded is None:
-            raise UserError("No model is loaded yet. Press Load first (the bundled model works offline).")
+            raise UserError.of("err.not_loaded")
         stop = threading.Event()
         self.stops[session] = stop
         try:
             with self.lock:
                 lm = self.loaded
                 if lm is None:
-                    raise UserError("The model was unloaded. Press Load first.")
+                    raise UserError.of("err.unloaded")
                 made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
                 if engine == "generate":
                     updates = generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)

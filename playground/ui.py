@@ -40,10 +40,11 @@ LANE = dict(concurrency_id="model", concurrency_limit=1)
 LANGS = [("English", "en"), ("中文", "zh")]
 
 
-def _error(e: UserError) -> gr.Error:
+def _error(e: UserError, lang: object = "en") -> gr.Error:
     """gr.Error renders its message as HTML: escape it, since it may quote what a visitor typed.
-    A UserError is an expected answer, not a crash: no traceback in the server log."""
-    return gr.Error(html.escape(str(e), quote=False), print_exception=False)
+    A UserError is an expected answer, not a crash: no traceback in the server log. The page
+    shows it in the visitor's language; the API answers in English."""
+    return gr.Error(html.escape(e.text(_lang(lang)), quote=False), print_exception=False)
 
 
 def _session(request: gr.Request | None) -> str:
@@ -135,7 +136,7 @@ def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress
     try:
         report = SLOT.load(model, device, dtype, progress=lambda f, d: progress(f, desc=d))
     except UserError as e:
-        raise _error(e) from None
+        raise _error(e, lang) from None
     # The slider's top is the model's context minus one prompt token (at most the cap).
     top = min(MAX_NEW_TOKENS, report.context_length - 1) if report.context_length else MAX_NEW_TOKENS
     slider = gr.Slider(maximum=top, info=f"context: {report.context_length or '?'} tokens, prompt included")
@@ -153,7 +154,7 @@ def ui_estimate(model: str, device: str, dtype: str, lang: str) -> str:
     try:
         return views.estimate_markdown(sizing.estimate(model, dtype, device), _lang(lang))
     except UserError as e:
-        raise _error(e) from None
+        raise _error(e, lang) from None
 
 
 def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
@@ -163,7 +164,7 @@ def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request:
         rows = matrix.run(model, pairs, max_new_tokens, slot=SLOT, stop=stop,
                           progress=lambda f, d: progress(f, desc=d))
     except UserError as e:
-        raise _error(e) from None
+        raise _error(e, lang) from None
     finally:
         SLOT.stops.pop("compare:" + _session(request), None)
     folder = Path(tempfile.mkdtemp(dir=EXPORTS))
@@ -200,7 +201,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
         try:
             r = _run_lab(mistake)
         except UserError as e:
-            raise _error(e) from None
+            raise _error(e, lang) from None
         yield "", "", gr.skip(), breakit.result_markdown(r, lang), *skip2
         return
     snippet = ui_snippet(prompt, max_new_tokens, temperature, top_p, seed)  # for the model this run uses
@@ -218,7 +219,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                 yield (text, views.stats_markdown(stats, lang) + views.per_token_markdown(d, lang),
                        snippet if engine == "generate" else gr.skip(), "", *ui_timeline(lang))
     except UserError as e:
-        raise _error(e) from None
+        raise _error(e, lang) from None
 
 
 def ui_stop(request: gr.Request):
@@ -241,7 +242,7 @@ def ui_inspect(which: str, lang: str) -> str:
     else:
         with SLOT.lock:
             if SLOT.loaded is None:
-                raise _error(UserError(t("status.none", "en")))
+                raise _error(UserError.of("err.not_loaded"), lang)
             return inspect_model.inspect_markdown(inspect_model.inspect(SLOT.loaded.model), lang)
     return inspect_model.inspect_markdown(inspect_model.inspect(model), lang)
 
@@ -250,7 +251,7 @@ def ui_diagnose(text: str, lang: str) -> str:
     try:
         return diagnose.diagnose_markdown(diagnose.diagnose(text), _lang(lang))
     except UserError as e:
-        raise _error(e) from None
+        raise _error(e, lang) from None
 
 
 def browser_lang(request: gr.Request) -> str:

@@ -45,3 +45,30 @@ def test_top_p_rejected(p):
 def test_seed_rejected(s):
     with pytest.raises(UserError):
         inputs.check_seed(s)
+
+
+def test_errors_carry_their_sentence_in_both_languages():
+    import re
+
+    from playground.i18n import EN, ZH
+
+    with pytest.raises(UserError) as e:
+        inputs.check_max_new_tokens(0)
+    err = e.value
+    assert err.key == "err.whole"
+    assert str(err).startswith("max_new_tokens must be a whole number from 1 to ")  # the API's English
+    zh = err.text("zh")
+    assert re.search(r"[\u4e00-\u9fff]", zh) and "max_new_tokens" in zh and "0" in zh  # Chinese, same facts
+    assert err.text("en") == str(err)
+    # every error sentence exists in both tables, and the Chinese one is a translation, not a copy
+    keys = [k for k in EN if k.startswith("err.")]
+    assert len(keys) >= 30
+    for k in keys:
+        assert k in ZH and ZH[k] != EN[k] and re.search(r"[\u4e00-\u9fff]", ZH[k]), k
+        # the same fields on both sides, so a translation cannot drop a number
+        assert set(re.findall(r"\{(\w+)", EN[k])) - {"what"} == set(re.findall(r"\{(\w+)", ZH[k])) - {"what_zh"}, k
+
+
+def test_a_plain_message_stays_english_everywhere():
+    err = UserError("Could not load 'x': OSError: the library's own words")
+    assert err.text("zh") == str(err)
