@@ -44,7 +44,8 @@ def _error(e: UserError, lang: object = "en") -> gr.Error:
     """gr.Error renders its message as HTML: escape it, since it may quote what a visitor typed.
     A UserError is an expected answer, not a crash: no traceback in the server log. The page
     shows it in the visitor's language; the API answers in English."""
-    return gr.Error(html.escape(e.text(_lang(lang)), quote=False), print_exception=False)
+    lang = _lang(lang)
+    return gr.Error(html.escape(e.text(lang), quote=False), title=t("ui.error", lang), print_exception=False)
 
 
 def _session(request: gr.Request | None) -> str:

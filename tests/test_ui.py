@@ -12,6 +12,7 @@ def test_a_refused_load_speaks_the_page_language(lang, words):
     with pytest.raises(gr.Error) as e:
         ui.ui_load("../../etc/passwd", "cpu", "float32", lang)
     assert words in e.value.message
+    assert e.value.title == ("错误" if lang == "zh" else "Error")
 
 
 def test_the_api_answers_in_english_whatever_the_page_shows():
