@@ -57,6 +57,7 @@ from pathlib import Path
 import torch
 
 from playground import devices, memory
+from playground.i18n import t
 from playground.inputs import UserError
 
 MARGIN = 0.20  # Accelerate's documented inference overhead: "up to about 20% more than the weights"
@@ -75,7 +76,15 @@ _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 
 
 class DoesNotFit(UserError):
-    """The guard's refusal: a UserError (shown to the visitor), distinguishable from bad input."""
+    """The guard's refusal: a UserError (shown to the visitor), distinguishable from bad input.
+    Its sentence is put together from the estimate's facts, in English or Chinese."""
+
+    def __init__(self, est: "Estimate") -> None:
+        super().__init__(refusal(est))
+        self.est = est
+
+    def text(self, lang: str = "en") -> str:
+        return refusal(self.est, lang)
 
 
 class NotCached(UserError):
@@ -103,13 +112,25 @@ def parse_bytes(text: str | int) -> int:
 
 def ram_available() -> tuple[int, str]:
     """(bytes the guard may use, where the number comes from)."""
+    avail, where = _ram_budget()
+    return avail, _say(where)
+
+
+def _ram_budget() -> tuple[int, tuple[str, dict]]:
+    """(bytes the guard may use, where the number comes from as an i18n key and its fields)."""
     avail = memory.available_bytes()
     env = os.environ.get(BUDGET_ENV, "").strip()
     if env:
         budget = parse_bytes(env)
         if budget < avail:
-            return budget, f"{BUDGET_ENV}={env} (caps the {memory.fmt_bytes(avail)} the system has available)"
-    return avail, "available system RAM (psutil)"
+            return budget, ("est.where.budget", dict(env=BUDGET_ENV, value=env, system=memory.fmt_bytes(avail)))
+    return avail, ("est.where.system", {})
+
+
+def _say(part: tuple[str, dict], lang: str = "en") -> str:
+    """One sentence part, (i18n key, fields), in `lang`; fields that are parts are said first."""
+    key, fields = part
+    return t(key, lang, **{k: _say(v, lang) if isinstance(v, tuple) else v for k, v in fields.items()})
 
 
 def vram_free(index: int) -> int:
@@ -400,24 +421,25 @@ def estimate_model(model, dtype: str, device: str = "cpu", reclaimable: int = 0,
 
 
 def _decide(est: Estimate, dev: devices.DeviceInfo, src: ConfigSource, reclaimable: int = 0) -> None:
-    """Fill available_bytes, vram, fits and the reason for the decision."""
-    avail, where = ram_available()
+    """Fill available_bytes, vram, fits and the reason for the decision. The reason and notes are
+    kept as (i18n key, fields) parts too, so that a refusal can be said in either language."""
+    avail, where = _ram_budget()
     if reclaimable > 0:
         avail += reclaimable
-        where += f", plus {memory.fmt_bytes(reclaimable)} the loaded model frees first"
-    est.available_bytes, est.available_source = avail, where
+        where = ("est.where.frees", dict(where=where, frees=memory.fmt_bytes(reclaimable)))
+    est.available_bytes, est.available_source = avail, _say(where)
     need_ram = est.required_bytes
     notes = []
     if src.kind == "synthetic" and not src.built:
         # ensure() first builds the model in float32 in RAM and writes it to disk.
         build = est.build_bytes = int(est.weights_bytes_by_dtype["float32"] * (1 + MARGIN))
         if build > need_ram:
-            notes.append(f"first use builds the float32 checkpoint in RAM ({memory.fmt_bytes(build)} with the margin)")
+            notes.append(("est.note.build", dict(build=memory.fmt_bytes(build))))
             need_ram = build
     if dev.kind == "mps":
         # Unified memory: the CPU copy and the MPS copy share the same RAM until .to() finishes.
         need_ram += est.weights_bytes
-        notes.append("MPS shares RAM with the CPU: load-then-move holds both copies for a moment")
+        notes.append(("est.note.mps", {}))
     gpus = []
     if dev.kind == "cuda":
         idx = int(dev.id.split(":")[1])
@@ -429,23 +451,25 @@ def _decide(est: Estimate, dev: devices.DeviceInfo, src: ConfigSource, reclaimab
             gpus.append(dict(device=f"cuda:{i}", free_bytes=vram_free(i), required_bytes=None, fits=None))
     est.vram = gpus
     fits_ram = need_ram <= avail
+    fmt = memory.fmt_bytes
     if dev.kind == "auto" and gpus:
         # Accelerate spreads the layers over the GPUs, then the CPU: the pool is their sum.
         pool = avail + sum(g["free_bytes"] for g in gpus)
         est.fits = est.required_bytes <= pool
-        est.reason = (f"needs {memory.fmt_bytes(est.required_bytes)} (weights + {MARGIN:.0%} margin); the GPUs "
-                      f"and RAM together have {memory.fmt_bytes(pool)} free")
+        reason = ("est.reason.auto", dict(need=fmt(est.required_bytes), margin=f"{MARGIN:.0%}", pool=fmt(pool)))
     elif dev.kind == "cuda":
         g = gpus[0]
         est.fits = fits_ram and g["fits"]
-        est.reason = (f"needs {memory.fmt_bytes(need_ram)} of RAM while loading ({memory.fmt_bytes(avail)} "
-                      f"available, {where}) and {memory.fmt_bytes(est.required_bytes)} on {g['device']} "
-                      f"({memory.fmt_bytes(g['free_bytes'])} free)")
+        reason = ("est.reason.cuda", dict(need=fmt(need_ram), avail=fmt(avail), where=where,
+                                          vram=fmt(est.required_bytes), device=g["device"],
+                                          free=fmt(g["free_bytes"])))
     else:
         est.fits = fits_ram
-        est.reason = (f"needs {memory.fmt_bytes(need_ram)} (weights {memory.fmt_bytes(est.weights_bytes)} "
-                      f"+ {MARGIN:.0%} margin); {memory.fmt_bytes(avail)} available ({where})")
-    est.note = "; ".join(notes)
+        reason = ("est.reason.ram", dict(need=fmt(need_ram), weights=fmt(est.weights_bytes),
+                                         margin=f"{MARGIN:.0%}", avail=fmt(avail), where=where))
+    est.reason = _say(reason)
+    est.note = "; ".join(_say(n) for n in notes)
+    est._parts = dict(reason=reason, notes=notes)  # not a field: the API's dict stays as it was
 
 
 def estimate(model: str, dtype: str, device: str = "cpu") -> dict:
@@ -464,15 +488,17 @@ def guard(model, device: str, dtype: str, reclaimable: int = 0) -> Estimate | No
         return None  # from_pretrained will download it; its size is unknown until then
     if est.fits:
         return est
-    raise DoesNotFit(refusal(est))
+    raise DoesNotFit(est)
 
 
-def refusal(est: Estimate) -> str:
+def refusal(est: Estimate, lang: str = "en") -> str:
     """The sentence shown when a load is refused: both numbers, and what to try instead."""
-    msg = (f"Not loading {est.model} in {est.dtype} on {est.device}: it {est.reason}. "
-           "The margin covers activations and the KV cache (Accelerate's documented ~20%).")
-    if est.note:
-        msg += f" ({est.note}.)"
+    parts = getattr(est, "_parts", None)
+    reason = _say(parts["reason"], lang) if parts else est.reason
+    msg = t("est.refuse", lang, model=est.model, dtype=est.dtype, device=est.device, reason=reason)
+    notes = [_say(n, lang) for n in parts["notes"]] if parts else ([est.note] if est.note else [])
+    if notes:
+        msg += t("est.refuse.note", lang, note=t("est.sep", lang).join(notes))
 
     def need(b: int) -> int:
         return max(int(b * (1 + MARGIN)), est.build_bytes)
@@ -482,12 +508,12 @@ def refusal(est: Estimate) -> str:
     tips = []
     if smaller:
         n, b = min(smaller, key=lambda x: x[1])
-        tips.append(f"{n} would need {memory.fmt_bytes(need(b))}")
+        tips.append(t("est.tip.dtype", lang, dtype=n, need=memory.fmt_bytes(need(b))))
     if torch.cuda.is_available() and est.device != "auto":
-        tips.append("device 'auto' spreads the layers over the GPUs and the CPU")
+        tips.append(t("est.tip.auto", lang))
     if not tips:
-        tips.append("pick a smaller model (a smaller dtype would not fit either)")
-    return msg + " Try: " + "; ".join(tips) + "."
+        tips.append(t("est.tip.smaller", lang))
+    return msg + t("est.refuse.try", lang, tips=t("est.sep", lang).join(tips))
 
 
 # -- the KV cache, measured ------------------------------------------------------

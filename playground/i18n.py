@@ -377,6 +377,22 @@ EN: dict[str, str] = {
     'err.unloaded': 'The model was unloaded. Press Load first.',
     'err.no_tokens': 'The prompt produced no tokens. Type some text.',
     'err.context': "The prompt is {n} tokens and max_new_tokens is {new}: {total} positions, but this model's context is {ctx}. Shorten the prompt or lower max_new_tokens to {room}.",
+    # the memory check's refusal, put together by estimate.refusal
+    'est.where.system': 'available system RAM (psutil)',
+    'est.where.budget': '{env}={value} (caps the {system} the system has available)',
+    'est.where.frees': '{where}, plus {frees} the loaded model frees first',
+    'est.note.build': 'first use builds the float32 checkpoint in RAM ({build} with the margin)',
+    'est.note.mps': 'MPS shares RAM with the CPU: load-then-move holds both copies for a moment',
+    'est.reason.auto': 'needs {need} (weights + {margin} margin); the GPUs and RAM together have {pool} free',
+    'est.reason.cuda': 'needs {need} of RAM while loading ({avail} available, {where}) and {vram} on {device} ({free} free)',
+    'est.reason.ram': 'needs {need} (weights {weights} + {margin} margin); {avail} available ({where})',
+    'est.refuse': "Not loading {model} in {dtype} on {device}: it {reason}. The margin covers activations and the KV cache (Accelerate's documented ~20%).",
+    'est.refuse.note': ' ({note}.)',
+    'est.refuse.try': ' Try: {tips}.',
+    'est.sep': '; ',
+    'est.tip.dtype': '{dtype} would need {need}',
+    'est.tip.auto': "device 'auto' spreads the layers over the GPUs and the CPU",
+    'est.tip.smaller': 'pick a smaller model (a smaller dtype would not fit either)',
 }
 
 ZH: dict[str, str] = {
@@ -723,6 +739,22 @@ ZH: dict[str, str] = {
     'err.unloaded': '模型已被卸载。请先点“加载”。',
     'err.no_tokens': '提示词没有产生任何 token。请输入一些文字。',
     'err.context': '提示词有 {n} 个 token，max_new_tokens 是 {new}：共 {total} 个位置，但这个模型的上下文只有 {ctx}。请缩短提示词，或把 max_new_tokens 降到 {room}。',
+    # 内存检查拒绝加载时的说明（由 estimate.refusal 拼成）
+    'est.where.system': '系统可用内存（psutil）',
+    'est.where.budget': '{env}={value}（限制了系统可用的 {system}）',
+    'est.where.frees': '{where}，另加当前模型会先释放的 {frees}',
+    'est.note.build': '首次使用时会先在内存中构建 float32 检查点（含余量 {build}）',
+    'est.note.mps': 'MPS 与 CPU 共用内存：先加载再搬运时，两份拷贝会短暂同时存在',
+    'est.reason.auto': '需要 {need}（权重 + {margin} 余量）；所有 GPU 和内存加起来只有 {pool} 空闲',
+    'est.reason.cuda': '加载时需要 {need} 内存（可用 {avail}，{where}），并需要 {device} 上的 {vram}（空闲 {free}）',
+    'est.reason.ram': '需要 {need}（权重 {weights} + {margin} 余量）；可用只有 {avail}（{where}）',
+    'est.refuse': '不加载 {model}（{dtype}，{device}）：它{reason}。余量用于激活值和 KV 缓存（Accelerate 文档给出的约 20%）。',
+    'est.refuse.note': '（{note}。）',
+    'est.refuse.try': '可以试试：{tips}。',
+    'est.sep': '；',
+    'est.tip.dtype': '{dtype} 需要 {need}',
+    'est.tip.auto': "设备选 'auto' 会把各层分布到 GPU 和 CPU 上",
+    'est.tip.smaller': '换一个更小的模型（更小的数据类型也放不下）',
 }
 
 

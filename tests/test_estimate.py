@@ -236,3 +236,16 @@ def test_kv_cache_estimate_matches_memory_growth_over_512_tokens(one_thread):
     assert abs(m.tensor_error) <= 0.10
     assert abs(m.rss_error) <= 0.10
     assert abs(m.released_error) <= 0.10
+
+
+def test_a_refusal_is_said_in_both_languages(monkeypatch):
+    import re
+
+    monkeypatch.setenv(estimate.BUDGET_ENV, "1GB")
+    with pytest.raises(estimate.DoesNotFit) as e:
+        estimate.guard("synthetic/llama-7b", "cpu", "float32")
+    en, zh = str(e.value), e.value.text("zh")
+    assert en.startswith("Not loading synthetic/llama-7b in float32 on cpu: it needs ") and "Try: " in en
+    assert zh.startswith("不加载 synthetic/llama-7b（float32，cpu）：它需要 ") and "可以试试：" in zh
+    # the same numbers in both: what it needs, what is available
+    assert re.findall(r"\d+(?:\.\d+)? [KMGT]?i?B", en) == re.findall(r"\d+(?:\.\d+)? [KMGT]?i?B", zh)
