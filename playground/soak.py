@@ -246,8 +246,9 @@ def start_server(log_dir: Path, env_extra: dict | None = None, timeout: float = 
     """`python app.py` on a free port, as the README runs it; returns (process, url, log path)."""
     port = free_port()
     env = dict(os.environ, PLAYGROUND_PORT=str(port), PLAYGROUND_HOST="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False",
-               HF_HUB_DISABLE_TELEMETRY="1", **(env_extra or {}))
-    log = log_dir / f"soak-server-{port}.log"
+               HF_HUB_DISABLE_TELEMETRY="1")
+    env.update(env_extra or {})  # the caller's settings win
+    log = log_dir / f"server-{port}.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
@@ -262,7 +263,7 @@ def start_server(log_dir: Path, env_extra: dict | None = None, timeout: float = 
         except OSError:
             time.sleep(0.5)
     stop_server(proc)
-    raise RuntimeError(f"the server did not answer within {timeout:.0f} s")
+    raise RuntimeError(f"the server did not answer within {timeout:.0f} s:\n{log.read_text(errors='replace')[-3000:]}")
 
 
 def stop_server(proc: subprocess.Popen) -> None:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from playground import soak
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,12 +25,6 @@ def bundled():
     return models.load(models.BUNDLED_NAME, "cpu", "float32")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     def __init__(self, proc: subprocess.Popen, url: str, log: Path):
         self.proc, self.url, self.log = proc, url, log
@@ -43,32 +34,10 @@ class Server:
 
 
 def start_server(tmp: Path, env_extra: dict | None = None, timeout: float = 120) -> Server:
-    """Run `python app.py` exactly as the README says, on a free port; wait for HTTP 200."""
-    port = free_port()
-    env = dict(os.environ, PLAYGROUND_PORT=str(port), PLAYGROUND_HOST="127.0.0.1",
-               GRADIO_ANALYTICS_ENABLED="False", HF_HUB_DISABLE_TELEMETRY="1")
-    env.update(env_extra or {})
-    log = tmp / f"server-{port}.log"
-    fh = open(log, "wb")
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return Server(proc, url, log)
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError(f"server did not answer within {timeout}s:\n{log.read_text(errors='replace')[-3000:]}")
+    """Run `python app.py` exactly as the README says, on a free port; wait for HTTP 200
+    (the soak command's own starter: one way to start the server for both)."""
+    return Server(*soak.start_server(tmp, env_extra, timeout))
 
 
 def stop_server(server: Server) -> None:
-    server.proc.terminate()
-    try:
-        server.proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.proc.kill()
+    soak.stop_server(server.proc)
