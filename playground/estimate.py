@@ -493,10 +493,10 @@ def guard(model, device: str, dtype: str, reclaimable: int = 0) -> Estimate | No
 
 def refusal(est: Estimate, lang: str = "en") -> str:
     """The sentence shown when a load is refused: both numbers, and what to try instead."""
-    parts = getattr(est, "_parts", None)
-    reason = _say(parts["reason"], lang) if parts else est.reason
-    msg = t("est.refuse", lang, model=est.model, dtype=est.dtype, device=est.device, reason=reason)
-    notes = [_say(n, lang) for n in parts["notes"]] if parts else ([est.note] if est.note else [])
+    parts = est._parts  # set by _decide, which every estimate goes through
+    msg = t("est.refuse", lang, model=est.model, dtype=est.dtype, device=est.device,
+            reason=_say(parts["reason"], lang))
+    notes = [_say(n, lang) for n in parts["notes"]]
     if notes:
         msg += t("est.refuse.note", lang, note=t("est.sep", lang).join(notes))
 

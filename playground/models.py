@@ -281,8 +281,8 @@ def prepare(model: str, device: str, dtype: str, progress: Progress | None = Non
     try:
         cfg = estimate.load_config(src)
     except estimate.NotCached:
-        cfg = None  # a Hub model not downloaded yet: the guard says it cannot check
-    est = estimate.guard(cfg if cfg is not None else src, dev.id, dtype, reclaimable=reclaimable)
+        cfg = None  # a Hub model not downloaded yet: its size is unknown until then, nothing to check
+    est = estimate.guard(cfg, dev.id, dtype, reclaimable=reclaimable) if cfg is not None else None
     if cfg is not None and src.kind != "synthetic":
         src.config = cfg.config  # the same config.json from_pretrained would parse again
     src.estimate_phase = _phase(
