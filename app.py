@@ -1,28 +1,28 @@
 """The device playground: `python app.py`, then open http://127.0.0.1:7860."""
 
-from playground import zerogpu
+from playground.hw import zerogpu
 
 ZERO = zerogpu.status()  # on ZeroGPU this imports `spaces` first, before torch touches CUDA
 
-from playground import memory  # noqa: E402
+from playground.hw import memory  # noqa: E402
 
 memory.limit_malloc_arenas()  # before the server's threads start: RSS stays flat over days of requests
 
-from playground.ui import build, launch_kwargs  # noqa: E402
+from playground.web.ui import build, launch_kwargs  # noqa: E402
 
 if ZERO.active:
     # ZeroGPU's rule: models go to cuda at module scope. Here .to("cuda") only registers
     # the weights; they are moved onto a real GPU when a @spaces.GPU call starts.
-    from playground.models import BUNDLED_NAME
-    from playground.slot import SLOT
+    from playground.load import loader
+    from playground.run.slot import SLOT
 
-    SLOT.load(BUNDLED_NAME, "cuda", "float32")
+    SLOT.load(*loader.parse("shakespeare-gpt2", "cuda", "float32"))
 
 if __name__ == "__main__":
     import signal
 
     # A Space (and `kill`) stops the server with SIGTERM, which by default ends Python without
-    # running atexit: the temporary folder (playground.ui.EXPORTS) would stay. As Ctrl-C, it
+    # running atexit: the temporary folder (playground.web.exports) would stay. As Ctrl-C, it
     # lets Gradio close the server and the folder be removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     build().launch(**launch_kwargs())

@@ -1,5 +1,5 @@
-"""`python -m playground <command>`: the playground without a browser (see playground.cli)."""
+"""`python -m playground <command>`: the playground without a browser (see playground.tools.cli)."""
 
-from playground.cli import main
+from playground.tools.cli import main
 
 raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""Shared fixtures: the bundled model loaded once, and a live server for end-to-end tests."""
+"""Shared fixtures: the bundled model loaded once, one OpenMP thread, a live server for end-to-end tests."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
-from playground import soak
+from playground.hw import devices
+from playground.load import catalog, estimate, loader
+from playground.tools import server as our_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,12 +20,25 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives a real Chromium through Playwright")
 
 
+def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.LoadedModel:
+    """A model loaded through the playground's own path (checked as the page checks it, then timed phases)."""
+    return loader.load(loader.prepare(*loader.parse(model, device, dtype)))
+
+
 @pytest.fixture(scope="session")
 def bundled():
     """The bundled model, loaded through the playground's own path (cpu, float32)."""
-    from playground import models
+    return load("shakespeare-gpt2", "cpu", "float32")
 
-    return models.load(models.BUNDLED_NAME, "cpu", "float32")
+
+@pytest.fixture
+def one_thread():
+    # For tests that check bytes, tokens and consistency, not speed: on a 2-core machine shared with
+    # other processes, two OpenMP threads spin against each other and a generation runs ~6x slower.
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 class Server:
@@ -35,9 +51,21 @@ class Server:
 
 def start_server(tmp: Path, env_extra: dict | None = None, timeout: float = 120) -> Server:
     """Run `python app.py` exactly as the README says, on a free port; wait for HTTP 200
-    (the soak command's own starter: one way to start the server for both)."""
-    return Server(*soak.start_server(tmp, env_extra, timeout))
+    (the soak's and the bench's starter too: one way to start the server for all three)."""
+    return Server(*our_server.start_server(tmp, env_extra, timeout))
 
 
 def stop_server(server: Server) -> None:
-    soak.stop_server(server.proc)
+    our_server.stop_server(server.proc)
+
+
+def estimate_of(model: str, dtype: str, device: str = "cpu", **kw):
+    """The estimate of a model named as a visitor names it (checked first, as the page does)."""
+    return estimate.estimate_model(catalog.read_config(catalog.resolve(model)), devices.parse_device(device),
+                                   devices.parse_dtype(dtype), **kw)
+
+
+def guard_of(model: str, device: str, dtype: str, **kw):
+    """The memory guard on a model named as a visitor names it."""
+    return estimate.guard(catalog.read_config(catalog.resolve(model)), devices.parse_device(device),
+                          devices.parse_dtype(dtype), **kw)

@@ -1,0 +1,1 @@
+"""Shared basics: errors, settings, paths, units, what a visitor may send, threads, the words."""

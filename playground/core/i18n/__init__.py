@@ -1,0 +1,68 @@
+"""The playground's own words, in English and Chinese, side by side.
+
+Every entry is one `W(en, zh)`: a text cannot exist in one language only. The
+tables are split by area (the page, reports, errors, the lab); the lab's
+scenarios and diagnoses carry their own words next to their code. Errors raised
+by PyTorch, Transformers or Accelerate are never stored here: the lab shows them
+live.
+
+`t(key, lang, **fields)` picks a text and fills its `{fields}`. A fact that a
+report keeps to be said later is a `Said(key, fields)`: the views say it in the
+page's language, the API in English.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from playground.core.i18n import errors, lab, page, reports
+from playground.core.i18n.words import LANGS, W
+
+__all__ = ["LANGS", "TABLE", "Said", "W", "plain", "said", "t"]
+
+
+class Said(NamedTuple):
+    """A sentence kept as facts: an i18n key and its fields (fields may be `Said` too)."""
+
+    key: str
+    fields: dict = {}
+
+    def text(self, lang: str = "en") -> str:
+        return t(self.key, lang, **self.fields)
+
+
+def said(key: str, **fields: object) -> Said:
+    return Said(key, fields)
+
+
+def t(key: str, lang: str = "en", **fields: object) -> str:
+    """The text for `key` in `lang` ('en' or 'zh'), fields filled in (a `Said` field is said in
+    `lang` too); an unknown key comes back as itself."""
+    w = TABLE.get(key)
+    if w is None:
+        return key
+    return w.say(lang, **{k: v.text(lang) if isinstance(v, Said) else v for k, v in fields.items()})
+
+
+def _merge(*areas: dict[str, W]) -> dict[str, W]:
+    out: dict[str, W] = {}
+    for area in areas:
+        twice = set(out) & set(area)
+        if twice:
+            raise KeyError(f"i18n keys defined in two areas: {sorted(twice)}")
+        out.update(area)
+    return out
+
+
+TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT)
+
+
+def plain(obj: object, lang: str = "en") -> object:
+    """`obj` with every `Said` in it said in `lang`: what a report's `to_dict` hands the API."""
+    if isinstance(obj, Said):
+        return obj.text(lang)
+    if isinstance(obj, dict):
+        return {k: plain(v, lang) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(plain(v, lang) for v in obj) if not hasattr(obj, "_fields") else obj
+    return obj

@@ -1,0 +1,106 @@
+"""The page: titles, labels, buttons, the banner."""
+
+from playground.core.i18n.words import W
+
+TEXT: dict[str, W] = {
+    "page.title": W("The device playground", "设备游乐场"),
+    "page.intro": W(
+        "Pick a model, a device and a dtype, press **Load**, and see what PyTorch does, measured on this "
+        "machine: how long `from_pretrained` takes to read the weights from disk, and *separately* how long "
+        "`model.to(device)` takes to move them; what that costs in RAM and VRAM; then watch tokens stream in "
+        "with live tokens/s. Flip **Break it** to see the real error each classic mistake raises.",
+        "选择模型、设备和数据类型，点击**加载**，看看 PyTorch 实际做了什么，全部在这台机器上实测："
+        "`from_pretrained` 从磁盘读入权重用了多久，"
+        "以及*单独*计时的 `model.to(device)` 搬运权重用了多久；它们占用多少内存和显存；"
+        "然后看文本逐个 token 流式生成，实时显示 tokens/s。打开**搞坏它**，"
+        "看看每个经典错误真正抛出的报错。",
+    ),
+    "page.lang": W("Language / 语言", "Language / 语言"),
+    "page.tab.play": W("Playground", "游乐场"),
+    "page.tab.inspect": W("Inspect", "检查张量位置"),
+    "page.tab.diagnose": W("Diagnose an error", "诊断报错"),
+    "page.model": W("Model", "模型"),
+    "page.model.info": W(
+        "Pick one, or type a Hub id (owner/name) or a local folder.",
+        "从列表中选择，或输入 Hub id（owner/name）或本地文件夹。",
+    ),
+    "page.device": W("Device", "设备"),
+    "page.dtype": W("dtype", "数据类型"),
+    "page.load": W("Load", "加载"),
+    "page.devices": W("Devices on this machine", "本机的设备"),
+    "page.report.empty": W("Press **Load** to see each phase timed and measured.", "点击**加载**，查看每个阶段的计时和测量结果。"),
+    "page.report.json": W("Raw load report (JSON)", "原始加载报告（JSON）"),
+    "page.generate.title": W("## Generate", "## 生成"),
+    "page.prompt": W("Prompt", "提示词"),
+    "page.max_new": W("max_new_tokens", "max_new_tokens（最多生成的 token 数）"),
+    "page.temperature": W("temperature (0 = greedy)", "temperature（0 = 贪心解码）"),
+    "page.top_p": W("top_p", "top_p"),
+    "page.seed": W("seed", "随机种子"),
+    "page.generate": W("Generate", "生成"),
+    "page.stop": W("Stop", "停止"),
+    "page.output": W("Output", "输出"),
+    "page.breakit": W("Break it", "搞坏它"),
+    "page.breakit.info": W(
+        "Run the loaded model through the pipeline with one classic mistake, and see what PyTorch raises.",
+        "让已加载的模型走一遍只犯了一个经典错误的流程，看看 PyTorch 抛出什么。",
+    ),
+    "page.mistake": W("Mistake", "错误类型"),
+    "page.snippet": W("The code to copy: this run, in plain Transformers", "可复制的代码：用纯 Transformers 复现这次运行"),
+    "page.inspect.intro": W(
+        "Where does every tensor live? One row per module, with its device(s), dtype(s), parameters and "
+        "bytes.",
+        "每个张量都在哪里？每个模块一行，列出设备、数据类型、参数量和字节数。",
+    ),
+    "page.inspect.loaded": W("Inspect the loaded model", "检查已加载的模型"),
+    "page.inspect.half": W("Inspect a half-moved model (mistake 3)", "检查只搬了一半的模型（错误 3）"),
+    "page.diagnose.intro": W(
+        "Paste a traceback or an error line: the playground names the mistake, explains it and shows the fix.",
+        "粘贴一段 traceback 或一行报错：游乐场会指出是哪种错误，解释原因并给出修复方法。",
+    ),
+    "page.diagnose.box": W("Traceback or error message", "Traceback 或报错信息"),
+    "page.diagnose.run": W("Diagnose", "诊断"),
+    "status.none": W(
+        "**Loaded:** nothing yet. Press **Load** (the bundled model works offline).",
+        "**已加载：**还没有。点击**加载**（内置模型无需联网）。",
+    ),
+    "status.loaded": W(
+        "**Loaded:** `{model}` on `{device}` in `{dtype}`",
+        "**已加载：**`{model}`，设备 `{device}`，数据类型 `{dtype}`",
+    ),
+    "lab.running": W("Running the mistake, then its fix…", "正在运行这个错误，然后运行修复…"),
+    "page.engine": W("Generation engine", "生成引擎"),
+    "page.engine.info": W(
+        "generate(), or the tutorials' manual loop: prefill once, then one token at a time with the KV cache "
+        "(or without it)",
+        "generate()，或教程里的手写循环：先一次预填充（prefill），"
+        "再带着 KV 缓存逐个 token 解码（或不带缓存）",
+    ),
+    "page.estimate": W("Estimate before loading", "加载前估算"),
+    "page.tab.compare": W("Compare", "对比"),
+    "page.compare.intro": W(
+        "Run every (device, dtype) pair through load, migrate, one prompt and a fixed number of greedy "
+        "tokens. The shared model is unloaded while the matrix runs.",
+        "让每个（设备，数据类型）组合都走一遍：加载、迁移、同一个提示词、固定数量的贪心 token。"
+        "运行期间会卸载共享的模型。",
+    ),
+    "page.compare.pairs": W("Pairs to run", "要运行的组合"),
+    "page.compare.tokens": W("greedy tokens per run", "每次运行的贪心 token 数"),
+    "page.compare.run": W("Run the matrix", "运行对比"),
+    "page.compare.stop": W("Stop after this run", "这次运行后停止"),
+    "page.compare.files": W("Download the table", "下载表格"),
+    # devices: why one is unavailable, or what it means
+    "dev.threads": W("{n} threads", "{n} 个线程"),
+    "dev.auto_gpus": W("places layers over {n} GPU(s), then the CPU", "把各层分布到 {n} 块 GPU 上，然后是 CPU"),
+    "dev.auto_cpu": W("no GPU here: everything is placed on the CPU", "这里没有 GPU：所有层都放在 CPU 上"),
+    "dev.no_cuda_build": W("this PyTorch build has no CUDA (a CPU-only wheel)",
+                           "这个 PyTorch 版本不含 CUDA（只支持 CPU 的安装包）"),
+    "dev.no_cuda_device": W(
+        "no CUDA device visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them)",
+        "看不到 CUDA 设备（没有 GPU、没有驱动，或 CUDA_VISIBLE_DEVICES 把它们隐藏了）",
+    ),
+    "dev.no_mps_build": W("this PyTorch build has no MPS (Apple silicon only)",
+                          "这个 PyTorch 版本不含 MPS（只在 Apple 芯片上有）"),
+    "dev.mps_unavailable": W("MPS built but not available (needs macOS 12.3+ on Apple silicon)",
+                             "MPS 已编译但不可用（需要 Apple 芯片上的 macOS 12.3 或更新版本）"),
+    "dev.not_found": W("{device} is not among the {kind} devices found", "{device} 不在找到的 {kind} 设备之中"),
+}

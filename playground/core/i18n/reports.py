@@ -1,0 +1,158 @@
+"""Reports: the load report, generation stats, the timeline, the estimate, hints and notes."""
+
+from playground.core.i18n.words import W
+
+TEXT: dict[str, W] = {
+    "report.phase": W("phase", "阶段"),
+    "report.what": W("what ran", "执行了什么"),
+    "report.time": W("time", "耗时"),
+    "report.rss": W("RSS before → after", "RSS 之前 → 之后"),
+    "report.drss": W("Δ RSS", "RSS 变化"),
+    "report.vram": W("VRAM after", "之后的显存"),
+    "report.import": W("find the model class (imports its code once per process)", "找到模型类（每个进程只导入一次它的代码）"),
+    "report.estimate": W("check it fits: build on the meta device, no weights", "检查能否放下：在 meta 设备上构建，不含权重"),
+    "report.check": W("memory check", "内存检查"),
+    "report.mmap": W(
+        "float32 on the CPU from a float32 checkpoint: Transformers maps the file into memory instead of "
+        "copying it, so RSS grows as the pages are first read (during the first generation), not during the "
+        "load.",
+        "用 float32 检查点在 CPU 上加载 float32："
+        "Transformers 把文件映射到内存而不是复制，所以 RSS 在页面第一次被读取时（第一次生成时）才增长，"
+        "而不是在加载时。",
+    ),
+    "report.load": W("`from_pretrained(...)`: disk → RAM", "`from_pretrained(...)`：磁盘 → 内存"),
+    "report.load_auto": W(
+        "`from_pretrained(...)` with `device_map='auto'`",
+        "`from_pretrained(...)`，使用 `device_map='auto'`",
+    ),
+    "report.placed": W("(placed while loading)", "（加载时已放置）"),
+    "report.params": W("Parameters", "参数量"),
+    "report.buffers": W("buffers", "缓冲区"),
+    "report.weights": W("weights", "权重"),
+    "report.weights_how": W("Σ numel × element size", "Σ 元素个数 × 每个元素的字节数"),
+    "report.disk": W("on disk", "磁盘上"),
+    "report.ram_growth": W(
+        "Measured RAM growth over the whole load: {delta} against {weights} of weights in theory. System RAM "
+        "available after: {avail}.",
+        "整个加载过程实测内存增长：{delta}，理论权重大小：{weights}。加载后系统可用内存：{avail}。",
+    ),
+    "report.dtype": W("dtype", "数据类型"),
+    "report.migration": W("migration", "迁移"),
+    "report.hint": W("hint", "提示"),
+    "report.placement": W("placement", "放置"),
+    "stats.running": W("generating…", "生成中…"),
+    "stats.done": W("done ({reason})", "完成（{reason}）"),
+    "stats.mode": W("mode", "模式"),
+    "stats.greedy": W("greedy", "贪心解码"),
+    "stats.sampling": W("sampling", "采样"),
+    "stats.ttft": W("time to first token", "首个 token 耗时"),
+    "stats.prompt": W("prompt tokens", "提示词 token 数"),
+    "stats.new": W("new tokens", "新生成 token 数"),
+    "stats.rate": W("decode rate", "解码速度"),
+    "stats.total": W("total", "总耗时"),
+    "stats.rate_cell": W("{rate} ({n} tokens in {t})", "{rate}（{t} 内生成 {n} 个 token）"),
+    "timeline.title": W(
+        "Memory timeline (sampled at 15 Hz while loading and generating)",
+        "内存时间线（加载和生成期间以 15 Hz 采样）",
+    ),
+    "timeline.rss_start": W("RSS at start", "开始时 RSS"),
+    "timeline.rss_peak": W("peak RSS", "RSS 峰值"),
+    "timeline.avail_min": W("lowest available", "最低可用内存"),
+    "estimate.fits": W("Fits", "放得下"),
+    "estimate.refused": W("Would be refused", "会被拒绝"),
+    "estimate.what": W("what", "项目"),
+    "estimate.required": W("needed, with the margin", "所需（含余量）"),
+    "estimate.available": W("available", "可用"),
+    "estimate.largest": W("largest layer", "最大的层"),
+    "estimate.kv": W("KV cache per token", "每个 token 的 KV 缓存"),
+    "estimate.by_dtype": W("weights by dtype", "各数据类型的权重大小"),
+    "stats.per_token": W("per-token decode times", "逐 token 解码耗时"),
+    "hint.fp16_cpu_slow": W(
+        "float16 on this CPU has no native support: PyTorch converts to float32 internally, so it halves "
+        "memory but runs several times slower than float32.",
+        "这颗 CPU 没有原生 float16 支持：PyTorch 会在内部转换成 float32 计算，"
+        "所以内存减半，但速度比 float32 慢好几倍。",
+    ),
+    "hint.bf16_cpu_emulated": W(
+        "bfloat16 halves memory; this CPU lacks AVX512-BF16/AMX, so matmuls are emulated and may be slower "
+        "than float32.",
+        "bfloat16 让内存减半；这颗 CPU 没有 AVX512-BF16/AMX，矩阵乘法是模拟的，"
+        "可能比 float32 还慢。",
+    ),
+    "hint.bf16_cpu_native": W(
+        "bfloat16 halves memory and this CPU computes it natively (AVX512-BF16/AMX).",
+        "bfloat16 让内存减半，而且这颗 CPU 原生支持它（AVX512-BF16/AMX）。",
+    ),
+    "hint.bf16_gpu_old": W(
+        "{name} (compute {capability}) has no bfloat16 tensor cores: it runs, emulated and slowly. Prefer "
+        "float16 on this GPU.",
+        "{name}（计算能力 {capability}）没有 bfloat16 张量核心：能运行，但是模拟的，很慢。"
+        "这块 GPU 上请用 float16。",
+    ),
+    "hint.fp32_gpu": W(
+        "float32 on a GPU uses twice the memory of float16/bfloat16 and skips the tensor cores' fastest path.",
+        "GPU 上的 float32 占用的显存是 float16/bfloat16 的两倍，"
+        "也用不上张量核心最快的路径。",
+    ),
+    "hint.bf16_mps": W("bfloat16 on MPS needs macOS 14 or newer.", "MPS 上的 bfloat16 需要 macOS 14 或更新版本。"),
+    "hint.auto": W(
+        "auto keeps the dtype stored in the checkpoint (torch_dtype/dtype in config.json).",
+        "auto 保留检查点里存储的数据类型（config.json 中的 torch_dtype/dtype）。",
+    ),
+    "note.migrate.noop": W(
+        "no-op: the weights were already on {device}, so Tensor.to() returned each tensor itself without "
+        "copying (same data_ptr before and after); the time is just the walk over every parameter and buffer.",
+        "空操作：权重本来就在 {device} 上，所以 Tensor.to() 直接返回了每个张量本身，"
+        "没有复制（前后 data_ptr 相同）；这段时间只是遍历所有参数和缓冲区。",
+    ),
+    "note.migrate.copied": W(
+        "copied every parameter and buffer from {src} to {dst} and repointed the module at them.",
+        "把每个参数和缓冲区从 {src} 复制到了 {dst}，并让模块指向新的张量。",
+    ),
+    "note.migrate.auto_hooks": W(
+        "device_map='auto' placed each layer while loading, so there is no separate .to(). Accelerate spread "
+        "the layers over several devices and hooked them (see hf_device_map); calling .to() on such a model "
+        "is refused.",
+        "device_map='auto' 在加载时就放置好了每一层，所以没有单独的 .to()。"
+        "Accelerate 把各层分布到多个设备上并挂了钩子（见 hf_device_map）；"
+        "对这样的模型调用 .to() 会被拒绝。",
+    ),
+    "note.migrate.auto_single": W(
+        "device_map='auto' placed each layer while loading, so there is no separate .to(). Everything fit on "
+        "one device, so Transformers loaded it there directly: no hooks, and no hf_device_map (it is set "
+        "only when layers span devices or disk).",
+        "device_map='auto' 在加载时就放置好了每一层，所以没有单独的 .to()。"
+        "所有层都放得进一个设备，Transformers 直接加载到那里：没有钩子，"
+        "也没有 hf_device_map（只有当层跨设备或磁盘时才会设置）。",
+    ),
+    "note.dtype.auto": W("auto: kept the checkpoint's own dtype, {dtype}", "auto：保留检查点自己的数据类型 {dtype}"),
+    "note.dtype.cast": W(
+        "asked for {dtype}: from_pretrained cast the weights while loading",
+        "要求 {dtype}：from_pretrained 在加载时转换了权重",
+    ),
+    # why there are no VRAM readings
+    "vram.no_cuda_build": W("no VRAM to measure: this PyTorch build has no CUDA",
+                            "没有显存可测：这个 PyTorch 版本不含 CUDA"),
+    "vram.no_device": W("no VRAM to measure: no CUDA device visible", "没有显存可测：看不到 CUDA 设备"),
+    "vram.no_nvml_package": W("NVML readings need the nvidia-ml-py package", "NVML 读数需要安装 nvidia-ml-py 包"),
+    "vram.no_driver": W("no NVIDIA driver to ask (NVML: {error})", "没有可查询的 NVIDIA 驱动（NVML：{error}）"),
+    # the estimate's reasoning
+    "est.dtype.asked": W("asked for {dtype}", "要求 {dtype}"),
+    "est.dtype.config": W("auto: config.json says dtype={dtype}", "auto：config.json 写明 dtype={dtype}"),
+    "est.dtype.stored": W("auto: config.json names no dtype; the checkpoint stores {dtype}",
+                          "auto：config.json 没写数据类型；检查点里存的是 {dtype}"),
+    "est.dtype.default": W("auto: neither config nor checkpoint says; PyTorch's default {dtype}",
+                           "auto：配置和检查点都没写；用 PyTorch 的默认值 {dtype}"),
+    "est.kv_formula": W(
+        "2 x {layers} layers x {kv_heads} kv heads x {head_dim} head dim x {bytes} bytes = {total} bytes per token",
+        "2 × {layers} 层 × {kv_heads} 个 KV 头 × {head_dim} 头维度 × {bytes} 字节 = 每个 token {total} 字节",
+    ),
+    # notes of the load's phases
+    "phase.estimate": W("built on the meta device: needs {need} with the margin, {avail} available ({where})",
+                        "在 meta 设备上构建：含余量需要 {need}，可用 {avail}（{where}）"),
+    "phase.estimate_unknown": W("size unknown until the download: not checked", "下载之前不知道大小：未检查"),
+    "phase.import": W("resolved {cls}; its module is imported once per process", "找到 {cls}；它的模块每个进程只导入一次"),
+    "phase.eval": W("dropout off; no memory moves", "关闭 dropout；没有内存移动"),
+    "label.synthetic": W("random weights: the text is noise; the timings and memory are real",
+                         "随机权重：生成的文字没有意义；计时和内存是真实的"),
+}

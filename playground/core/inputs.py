@@ -1,0 +1,125 @@
+"""What a visitor may send: each check turns a raw value into a typed one, or says why not.
+
+Every entry point (the page, the API, the CLI) calls these once, at the edge, before
+anything is loaded or allocated; what they return (an int, a float, a
+`GenerationParams`) is what the inner code takes, and it does not check again.
+
+A public Space is hostile ground: anything a browser can send, a script can send
+too, including values the page's sliders never produce (NaN, 10**400, a list, a
+megabyte of text, an unpaired UTF-16 surrogate that no tokenizer accepts). Each
+check turns such a value into a sentence (a `UserError`), never into a traceback.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from playground.core import settings
+from playground.core.errors import UserError, shown
+
+DEFAULT_PROMPT = "ROMEO:"  # the page's, the CLI's and the lab's prompt when none is given
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """How to generate, checked: a token budget, temperature (0 is greedy), top_p, seed."""
+
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+def generation_params(max_new_tokens: object, temperature: object, top_p: object, seed: object) -> GenerationParams:
+    return GenerationParams(max_new_tokens=check_max_new_tokens(max_new_tokens),
+                            temperature=check_temperature(temperature), top_p=check_top_p(top_p),
+                            seed=check_seed(seed))
+
+
+def _check_unicode(text: str, what: str) -> None:
+    # JSON can carry "\ud800", an unpaired UTF-16 surrogate: a Python str holds it, but it is
+    # not a character and cannot be encoded to UTF-8, which the tokenizer needs.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UserError.of("err.unicode", what=what, what_zh={"prompt": "提示词"}.get(what, "粘贴的文本"),
+                           code=f"{ord(text[e.start]):04X}", at=e.start) from None
+
+
+def check_prompt(prompt: object) -> str:
+    if not isinstance(prompt, str):
+        raise UserError.of("err.prompt_type")
+    if len(prompt) > (limit := settings.read().max_prompt_chars):
+        raise UserError.of("err.prompt_long", n=len(prompt), limit=limit)
+    if not prompt.strip():
+        raise UserError.of("err.prompt_empty")
+    if "\x00" in prompt:
+        raise UserError.of("err.prompt_nul")
+    _check_unicode(prompt, "prompt")
+    return prompt
+
+
+def check_diagnose_text(text: object) -> str:
+    """A pasted traceback or error line for the diagnoser: text, not empty, not a whole log."""
+    if not isinstance(text, str):
+        raise UserError.of("err.diag_type")
+    if len(text) > (limit := settings.read().max_diagnose_chars):
+        raise UserError.of("err.diag_long", n=len(text), limit=limit)
+    if not text.strip():
+        raise UserError.of("err.diag_empty")
+    _check_unicode(text, "pasted text")
+    return text
+
+
+def check_max_new_tokens(value: object) -> int:
+    return _whole(value, "max_new_tokens", 1, settings.read().max_new_tokens)
+
+
+def check_temperature(value: object) -> float:
+    t = _number(value, "temperature")
+    if not 0 <= t <= 5:
+        raise UserError.of("err.temperature", got=shown(value, 40))
+    return float(t)
+
+
+def check_top_p(value: object) -> float:
+    p = _number(value, "top_p")
+    if not 0 < p <= 1:
+        raise UserError.of("err.top_p", got=shown(value, 40))
+    return float(p)
+
+
+def check_seed(value: object) -> int:
+    return _whole(value, "seed", 0, 2**63 - 1, hi_text="2^63-1")
+
+
+def _whole(value: object, name: str, lo: int, hi: int, hi_text: str = "") -> int:
+    n = _number(value, name)
+    # compared as Python ints: JSON may carry 10**400, which float() cannot hold
+    if (isinstance(n, float) and not n.is_integer()) or not lo <= int(n) <= hi:
+        raise UserError.of("err.whole", name=name, lo=lo, hi=hi_text or hi, got=shown(value, 40))
+    return int(n)
+
+
+def _number(value: object, name: str) -> int | float:
+    """An int (any size) or a finite float; bools, NaN, infinities and other types are refused."""
+    if isinstance(value, bool):
+        raise UserError.of("err.number", name=name, got=repr(value))
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text) if text.lstrip("+-").isdigit() and len(text) <= 30 else float(text)
+        except ValueError:
+            raise UserError.of("err.number", name=name, got=shown(text, 40)) from None
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, float):
+        raise UserError.of("err.number", name=name, got=shown(value, 40))
+    if math.isnan(value) or math.isinf(value):
+        raise UserError.of("err.finite", name=name, got=repr(value))
+    return value

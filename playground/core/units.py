@@ -1,0 +1,41 @@
+"""Bytes as people write them: '2GB', '512MiB' in, '1.5 GiB' out."""
+
+from __future__ import annotations
+
+import re
+
+from playground.core.errors import UserError
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib": 2**30, "tib": 2**40}
+
+
+def fmt_bytes(n: int | float | None) -> str:
+    """Human-readable bytes (binary units, as `nvidia-smi` and `free` print)."""
+    if n is None:
+        return "n/a"
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{sign}{n:.0f} {unit}" if unit == "B" else f"{sign}{n:.1f} {unit}"
+        n /= 1024
+    return f"{sign}{n:.1f} TiB"
+
+
+def parse_bytes(text: str | int) -> int:
+    """'2GB' -> 2e9, '512MiB' -> 2**29, '1.5 GiB', '123456' -> bytes (GB decimal, GiB binary)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+        unit = m.group(2).lower() if m else None
+        if not m or unit not in _UNITS:
+            raise UserError(
+                f"'{str(text)[:40]}' is not a memory size. Write bytes (e.g. 2000000000) or a number with "
+                "a unit: KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. 2GB."
+            )
+        value = int(float(m.group(1)) * _UNITS[unit])
+    if value <= 0:
+        raise UserError(f"A memory size must be positive; got {text!r}.")
+    return value

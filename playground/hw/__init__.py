@@ -1,0 +1,1 @@
+"""The hardware: devices and dtypes, memory readings, copy bandwidth, the memory sampler, ZeroGPU."""

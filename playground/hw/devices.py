@@ -1,0 +1,224 @@
+"""Devices and dtypes: what this machine can run on, and what each choice costs.
+
+PyTorch names a device with a string: `cpu`, `cuda:0`, `cuda:1`, `mps`. A tensor
+lives on exactly one of them, and an operator only runs when all its operands live
+on the same one (that is why `model.to(device)` and `inputs.to(device)` go
+together). Accelerate adds a fifth choice, `auto`: not a device but a placement
+plan (`device_map="auto"`) that spreads the layers over the GPUs, then the CPU.
+
+GPU work is asynchronous: a CUDA or MPS call returns as soon as the kernel is
+queued, so a clock read right after it measures the queueing, not the work.
+`sync()` waits for the device to finish; every timer in the playground calls it
+before reading `time.perf_counter()`.
+
+Everything that touches a GPU API lives in this module, kept small, written by the
+PyTorch documentation, so that the rest of the code runs the same on a CPU-only box.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+import re
+from dataclasses import asdict, dataclass
+
+import torch
+
+from playground.core.errors import UserError, shown
+from playground.core.i18n import Said, plain, said
+from playground.hw import zerogpu
+
+DTYPES = ("float32", "float16", "bfloat16", "auto")
+TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# A dtype as the inner code takes it: a torch.dtype, or "auto" (keep the checkpoint's own).
+Dtype = torch.dtype | str
+
+
+@dataclass
+class DeviceInfo:
+    """One entry of the device picker: usable or not, and why."""
+
+    id: str  # "cpu", "cuda:0", "mps", "auto"
+    kind: str  # "cpu", "cuda", "mps", "auto"
+    available: bool
+    name: str
+    reason: Said | None = None  # why it is unavailable, or a note on what it means
+    total_memory: int | None = None  # bytes, GPUs only
+    bf16: bool | None = None  # native bfloat16 support
+    fp16: bool | None = None  # native float16 support
+    capability: str | None = None  # CUDA compute capability "8.6"
+
+    def to_dict(self) -> dict:
+        return plain(asdict(self))
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_name() -> str:
+    """The CPU model string (from /proc/cpuinfo on Linux), for reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """Instruction-set flags of this CPU (empty where /proc/cpuinfo is absent). Read once:
+    they cannot change while the process runs, and every device check asks."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_native_fp16(flags: set[str] | None = None) -> bool:
+    """Does this CPU do float16 arithmetic natively?
+
+    x86 needs AVX512-FP16 (Sapphire Rapids) or AMX-FP16; ARM has it from ARMv8.2
+    (`fphp`/`asimdhp`, every Apple M chip). Without it, PyTorch converts each
+    float16 operand to float32 and back: correct results, several times slower.
+    """
+    flags = cpu_flags() if flags is None else flags
+    return bool(flags & {"avx512_fp16", "amx_fp16", "fphp", "asimdhp"})
+
+
+def cpu_native_bf16(flags: set[str] | None = None) -> bool:
+    """bfloat16 is fast on a CPU only with AVX512-BF16 or AMX-BF16 (or ARM's bf16)."""
+    flags = cpu_flags() if flags is None else flags
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def discover() -> list[DeviceInfo]:
+    """Every device the picker lists, available or not, each with its reason."""
+    flags = cpu_flags()
+    out = [
+        DeviceInfo(
+            id="cpu", kind="cpu", available=True, name=cpu_name(),
+            bf16=cpu_native_bf16(flags), fp16=cpu_native_fp16(flags),
+            reason=said("dev.threads", n=torch.get_num_threads()),
+        )
+    ]
+    out.extend(_cuda_devices())
+    out.append(_mps_device())
+    n_cuda = sum(1 for d in out if d.kind == "cuda" and d.available)
+    out.append(
+        DeviceInfo(
+            id="auto", kind="auto", available=True, name="Accelerate device_map='auto'",
+            reason=said("dev.auto_gpus", n=n_cuda) if n_cuda else said("dev.auto_cpu"),
+        )
+    )
+    return out
+
+
+def _cuda_devices() -> list[DeviceInfo]:
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        return [DeviceInfo(id="cuda", kind="cuda", available=False, name="CUDA",
+                           reason=said("dev.no_cuda_build"))]
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        return [DeviceInfo(id="cuda", kind="cuda", available=False, name="CUDA",
+                           reason=said("dev.no_cuda_device"))]
+    out = []
+    for i in range(torch.cuda.device_count()):
+        props = torch.cuda.get_device_properties(i)
+        major, minor = props.major, props.minor
+        out.append(
+            DeviceInfo(
+                id=f"cuda:{i}", kind="cuda", available=True, name=props.name,
+                total_memory=props.total_memory,
+                bf16=major >= 8,  # Ampere and newer have bf16 tensor cores
+                fp16=True, capability=f"{major}.{minor}",
+            )
+        )
+    return out
+
+
+def _mps_device() -> DeviceInfo:
+    mps = getattr(torch.backends, "mps", None)
+    if mps is None or not mps.is_built():
+        return DeviceInfo(id="mps", kind="mps", available=False, name="Apple MPS",
+                          reason=said("dev.no_mps_build"))
+    if not mps.is_available():
+        return DeviceInfo(id="mps", kind="mps", available=False, name="Apple MPS",
+                          reason=said("dev.mps_unavailable"))
+    return DeviceInfo(id="mps", kind="mps", available=True, name="Apple MPS", fp16=True, bf16=True)
+
+
+def parse_device(device: object, devices: list[DeviceInfo] | None = None) -> DeviceInfo:
+    """What a visitor typed as a device, as a usable DeviceInfo (one discovery), or a UserError saying why not."""
+    devices = devices if devices is not None else discover()
+    usable = ", ".join(d.id for d in devices if d.available)
+    if not isinstance(device, str) or not device.strip():
+        raise UserError.of("err.device_none", usable=usable)
+    device = device.strip()
+    if not re.fullmatch(r"cpu|mps|auto|cuda(:\d{1,3})?", device):
+        raise UserError.of("err.device_name", device=shown(device, 40), usable=usable)
+    if device == "cuda":
+        device = "cuda:0"  # PyTorch's "cuda" means the current device, 0 unless changed
+    for d in devices:
+        if d.id == device and d.available:
+            return d
+    kind = device.split(":")[0]
+    absent = next((d for d in devices if d.kind == kind and not d.available), None)
+    reason = absent.reason if absent else said("dev.not_found", device=device, kind=kind)
+    raise UserError.of("err.device_absent", device=device, reason=reason, usable=usable)
+
+
+def parse_dtype(dtype: object) -> Dtype:
+    """A dtype name as the torch.dtype it names, or "auto" (keep the checkpoint's own)."""
+    if not isinstance(dtype, str) or dtype.strip() not in DTYPES:
+        raise UserError.of("err.dtype", dtype=shown(dtype, 40), dtypes=", ".join(DTYPES))
+    name = dtype.strip()
+    return "auto" if name == "auto" else TORCH_DTYPES[name]
+
+
+def dtype_name(dtype: Dtype) -> str:
+    """torch.bfloat16 -> "bfloat16"; "auto" stays "auto"."""
+    return dtype if isinstance(dtype, str) else str(dtype).removeprefix("torch.")
+
+
+def hint(device: DeviceInfo, dtype: Dtype) -> Said | None:
+    """A note on what this (device, dtype) pair costs, or None if nothing is known."""
+    on_cpu = device.kind == "cpu" or (device.kind == "auto" and not torch.cuda.is_available())
+    if on_cpu:
+        if dtype == torch.float16 and not cpu_native_fp16():
+            return said("hint.fp16_cpu_slow")  # no native fp16: converted to float32 internally
+        if dtype == torch.bfloat16:
+            return said("hint.bf16_cpu_native" if cpu_native_bf16() else "hint.bf16_cpu_emulated")
+    if device.kind == "cuda":
+        if dtype == torch.bfloat16 and device.bf16 is False:
+            return said("hint.bf16_gpu_old", name=device.name, capability=device.capability)  # pre-Ampere
+        if dtype == torch.float32:
+            return said("hint.fp32_gpu")
+    if device.kind == "mps" and dtype == torch.bfloat16:
+        return said("hint.bf16_mps")
+    if dtype == "auto":
+        return said("hint.auto")
+    return None
+
+
+def sync(device: str | torch.device | None) -> None:
+    """Wait until all queued work on `device` has finished (no-op on the CPU).
+
+    CUDA and MPS calls are asynchronous: without this, a timer would stop while
+    kernels are still running and report an impossibly short time.
+    """
+    if zerogpu.active():
+        return  # ZeroGPU's main process has emulated CUDA only: no real work queued, no device to ask
+    kind = torch.device(device).type if device not in (None, "auto") else None
+    if kind == "cuda" or (device == "auto" and torch.cuda.is_available()):
+        torch.cuda.synchronize()
+    elif kind == "mps":
+        torch.mps.synchronize()
+
+
+def torch_device_of(model: torch.nn.Module) -> torch.device:
+    """Where a model's first parameter lives (what Transformers' `model.device` reports)."""
+    return next(model.parameters()).device

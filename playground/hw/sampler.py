@@ -1,0 +1,305 @@
+"""Memory timeline: a background sampler that watches memory move through the phases.
+
+A before/after pair of readings (what the loader records) misses everything
+that happens in between: `from_pretrained` may hold a float32 copy while it casts
+to bfloat16, a `.to("cuda")` holds the weights twice until the CPU copy is freed,
+a generation grows its KV cache token by token. A sampler thread reads memory
+10-20 times a second while the work runs, so the page can draw the curve and say
+what each phase's peak was.
+
+What one sample holds:
+- `rss`: this process's resident set (psutil). On a CPU run this is where the
+  weights, the activations and the KV cache live.
+- `available`: what the system can still give without swapping (psutil).
+- per GPU: NVML's device-wide used memory (every process, CUDA context included)
+  and torch's `memory_allocated` (live tensors) / `memory_reserved` (what the
+  caching allocator holds, freed blocks included), read via `playground.hw.memory`.
+
+Phases are marked by the caller (`mark("load")`, ..., or `with s.phase("decode")`);
+a sample is also taken synchronously at every mark and at stop, so a phase shorter
+than one sampling period still has readings, and each phase's peak is at least
+its before/after readings.
+
+The sampler must not distort what it measures. It times its own work with
+`time.thread_time()` (CPU seconds of this thread only, wake-ups included) and
+reports that as a share of one core. On Linux it re-reads two already-open /proc
+files with `pread` (RSS from /proc/self/statm, MemAvailable from /proc/meminfo,
+the same figures psutil returns) because a cold psutil call in a thread that
+just woke up costs ~250 us, which at 20 Hz would be half a percent of a core.
+Sleeping in `Event.wait()` releases the GIL, so the model's Python code is not
+held up either.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+import psutil
+
+from playground.core.i18n import plain
+from playground.hw import memory
+
+
+@dataclass
+class GpuSample:
+    index: int
+    nvml_used: int | None
+    allocated: int
+    reserved: int
+
+
+@dataclass
+class Sample:
+    t: float  # seconds since the sampler started
+    phase: str  # the phase marked when the sample was taken ("" before the first mark)
+    rss: int
+    available: int
+    gpus: list[GpuSample] = field(default_factory=list)
+
+
+@dataclass
+class PhaseSpan:
+    name: str
+    start: float  # seconds since the sampler started
+    end: float | None = None
+
+
+@dataclass
+class PhasePeak:
+    name: str
+    seconds: float
+    samples: int
+    rss_start: int
+    rss_end: int
+    rss_peak: int
+    available_min: int
+    gpu_peaks: list[dict] = field(default_factory=list)  # per GPU: nvml_used/allocated/reserved peaks
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Sampler:
+    """Sample memory in a background thread; use as a context manager.
+
+        with Sampler(hz=15) as s:
+            s.mark("load"); ...
+            s.mark("migrate"); ...
+        s.peaks(), s.rows(), s.overhead_percent
+    """
+
+    def __init__(self, hz: float = 15.0, gpus: bool = True) -> None:
+        if not 1 <= hz <= 100:
+            raise ValueError("hz must be between 1 and 100")
+        self.period = 1.0 / hz
+        self.hz = hz
+        self.with_gpus = gpus
+        self.samples: list[Sample] = []
+        self.spans: list[PhaseSpan] = []
+        self.gpu_reason = None  # a Said: why there are no GPU readings
+        self.thread_cpu_seconds = 0.0  # CPU time spent by the sampler thread itself
+        self.wall_seconds = 0.0
+        self._ram = _RamReader()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+        self._phase = ""
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> "Sampler":
+        """Take the first reading and start the thread."""
+        if self._thread is not None:
+            raise RuntimeError("sampler already started")
+        self._t0 = time.perf_counter()
+        self._read()
+        self._thread = threading.Thread(target=self._run, name="memory-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None or self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join()
+        sample = self._sample()  # the final reading: the 'after' of the last phase
+        with self._lock:
+            self.samples.append(sample)
+            if self.spans and self.spans[-1].end is None:
+                self.spans[-1].end = sample.t
+        self.wall_seconds = sample.t
+        self._ram.close()
+
+    def __enter__(self) -> "Sampler":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- phases ------------------------------------------------------------
+    def mark(self, phase: str) -> None:
+        """Start `phase` now, ending the previous one. The reading taken here belongs to both:
+        it is the previous phase's last and this phase's first."""
+        sample = self._sample()
+        with self._lock:
+            if self.spans and self.spans[-1].end is None:
+                self.spans[-1].end = sample.t
+            self.spans.append(PhaseSpan(phase, sample.t))
+            self._phase = sample.phase = phase
+            self.samples.append(sample)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator["Sampler"]:
+        """Mark `name` for the duration of the block, then go back to no phase."""
+        self.mark(name)
+        try:
+            yield self
+        finally:
+            sample = self._sample()
+            with self._lock:
+                self.samples.append(sample)
+                if self.spans and self.spans[-1].name == name and self.spans[-1].end is None:
+                    self.spans[-1].end = sample.t
+                self._phase = ""
+
+    # -- the thread --------------------------------------------------------
+    def _now(self) -> float:
+        return time.perf_counter() - self._t0
+
+    def _run(self) -> None:
+        cpu0 = time.thread_time()
+        # Event.wait sleeps without holding the GIL; a set event wakes it at once.
+        while not self._stop.wait(self.period):
+            self._read()
+            self.thread_cpu_seconds = time.thread_time() - cpu0
+        self.thread_cpu_seconds = time.thread_time() - cpu0
+
+    def _sample(self) -> Sample:
+        t = self._now()
+        rss, avail = self._ram.read()
+        gpus: list[GpuSample] = []
+        if self.with_gpus:
+            readings, reason = memory.gpu_readings()
+            self.gpu_reason = reason
+            gpus = [GpuSample(r.index, r.nvml_used, r.allocated, r.reserved) for r in readings]
+        return Sample(t, self._phase, rss, avail, gpus)
+
+    def _read(self) -> None:
+        sample = self._sample()
+        with self._lock:
+            self.samples.append(sample)
+
+    # -- results -----------------------------------------------------------
+    @property
+    def overhead_percent(self) -> float:
+        """The sampler thread's CPU time as a share of one core over the wall time sampled."""
+        wall = self.wall_seconds or self._now()
+        return 100.0 * self.thread_cpu_seconds / wall if wall > 0 else 0.0
+
+    def peaks(self) -> list[PhasePeak]:
+        """Each marked phase's start, end and peak readings."""
+        with self._lock:
+            spans = list(self.spans)
+            samples = sorted(self.samples, key=lambda x: x.t)  # the thread and mark() both append
+        out = []
+        end_default = samples[-1].t if samples else 0.0
+        for span in spans:
+            end = span.end if span.end is not None else end_default
+            inside = [s for s in samples if span.start <= s.t <= end]
+            if not inside:
+                continue
+            gpu_peaks = []
+            for idx in sorted({g.index for s in inside for g in s.gpus}):
+                gs = [g for s in inside for g in s.gpus if g.index == idx]
+                used = [g.nvml_used for g in gs if g.nvml_used is not None]
+                gpu_peaks.append(dict(index=idx, nvml_used=max(used) if used else None,
+                                      allocated=max(g.allocated for g in gs), reserved=max(g.reserved for g in gs)))
+            out.append(PhasePeak(
+                name=span.name, seconds=end - span.start, samples=len(inside),
+                rss_start=inside[0].rss, rss_end=inside[-1].rss, rss_peak=max(s.rss for s in inside),
+                available_min=min(s.available for s in inside), gpu_peaks=gpu_peaks,
+            ))
+        return out
+
+    def rows(self) -> list[dict]:
+        """Long-format rows for a line plot: one row per (sample, series)."""
+        with self._lock:
+            samples = sorted(self.samples, key=lambda x: x.t)  # the thread and mark() both append
+        out = []
+        for s in samples:
+            out.append(dict(t=s.t, phase=s.phase, series="process RSS", bytes=s.rss))
+            out.append(dict(t=s.t, phase=s.phase, series="system available", bytes=s.available))
+            for g in s.gpus:
+                if g.nvml_used is not None:
+                    out.append(dict(t=s.t, phase=s.phase, series=f"cuda:{g.index} NVML used", bytes=g.nvml_used))
+                out.append(dict(t=s.t, phase=s.phase, series=f"cuda:{g.index} torch allocated", bytes=g.allocated))
+                out.append(dict(t=s.t, phase=s.phase, series=f"cuda:{g.index} torch reserved", bytes=g.reserved))
+        return out
+
+    def to_dict(self) -> dict:
+        with self._lock:
+            samples = [asdict(s) for s in sorted(self.samples, key=lambda x: x.t)]
+            spans = [asdict(p) for p in self.spans]
+        return dict(
+            hz=self.hz, wall_seconds=self.wall_seconds or self._now(),
+            thread_cpu_seconds=self.thread_cpu_seconds, overhead_percent=self.overhead_percent,
+            gpu_reason=plain(self.gpu_reason), samples=samples, phases=spans,
+            peaks=[p.to_dict() for p in self.peaks()],
+        )
+
+
+class _RamReader:
+    """(RSS, available) in bytes: /proc via pread on Linux, psutil elsewhere."""
+
+    def __init__(self) -> None:
+        self._proc: psutil.Process | None = None  # only where /proc cannot be read
+        self._fds: tuple[int, int] | None = None
+        try:
+            self._fds = (os.open("/proc/self/statm", os.O_RDONLY), os.open("/proc/meminfo", os.O_RDONLY))
+            self.read()
+        except (OSError, ValueError, AttributeError):
+            self.close()
+
+    def read(self) -> tuple[int, int]:
+        if self._fds is None:
+            self._proc = self._proc or psutil.Process(os.getpid())
+            return self._proc.memory_info().rss, psutil.virtual_memory().available
+        statm, meminfo = self._fds  # held open: pread on them skips the open() per sample
+        return memory.statm_rss(os.pread(statm, 256, 0)), memory.meminfo_available(os.pread(meminfo, 16384, 0))
+
+    def close(self) -> None:
+        if self._fds is not None:
+            for fd in self._fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._fds = None
+
+
+# What the loaders' progress descriptions start with -> the phase they begin.
+PROGRESS_PHASES = (("import:", "import"), ("load:", "load"), ("migrate:", "migrate"), ("model.eval", "eval"),
+                   ("building", "build"), ("init", "build"), ("writing", "build"))
+
+
+def marking_progress(s: Sampler, progress=None):
+    """Wrap a (fraction, description) progress callback so that the descriptions the loader
+    and `synthetic.ensure` report ("load: ...", "migrate: ...") also mark the sampler's phases."""
+    current = [None]
+
+    def cb(frac: float, desc: str) -> None:
+        for prefix, phase in PROGRESS_PHASES:
+            if desc.startswith(prefix):
+                if current[0] != phase:
+                    current[0] = phase
+                    s.mark(phase)
+                break
+        if progress is not None:
+            progress(frac, desc)
+
+    return cb

@@ -1,0 +1,158 @@
+"""Where does every tensor live? One row per module, read straight from the model.
+
+A module's own tensors are `named_parameters(recurse=False)` and
+`named_buffers(recurse=False)`: the weights it was built with and the tensors it
+registered as state (masks, position ids, running statistics). Each row lists
+their device(s), dtype(s), element count and bytes (numel x element_size), so a
+half-moved model shows up as the row whose device differs from the rest.
+
+What is read, and why it can be trusted:
+- `tensor.device` and `tensor.dtype` are what PyTorch itself checks before an
+  operator runs. They are read from the tensors, never from a config.
+- Bytes come from shape and dtype, so they are right for real tensors, for
+  meta tensors (an empty or offloaded model) and for fake tensors (the lab's
+  simulated `cuda:0`), none of which is touched or copied here.
+- A tensor reachable under two names (GPT-2 ties `lm_head.weight` to
+  `transformer.wte.weight`) is counted once in the totals; the four counts
+  (`parameters()`, `named_parameters()`, `buffers()`, `state_dict()`) are shown
+  side by side because they disagree exactly there.
+- "Mixed placement": a module whose tensors sit on a device other than the one
+  holding most of the model's bytes, or whose own tensors are spread over
+  several devices; likewise a floating-point dtype other than the majority's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from playground.core.errors import UserError
+
+
+@dataclass
+class ModuleRow:
+    name: str  # "" is the root module
+    kind: str  # the module's class name
+    devices: list[str]
+    dtypes: list[str]
+    params: int  # elements in the module's own parameters
+    buffers: int  # elements in its own buffers
+    bytes: int  # numel x element_size, tied tensors counted at their first name only
+    tensors: list[str] = field(default_factory=list)  # the tensors' local names
+    shared: list[str] = field(default_factory=list)  # "lm_head.weight = transformer.wte.weight"
+    flags: list[dict] = field(default_factory=list)  # {"kind": "device"|"dtype"|"mixed", ...fields}
+    fake: bool = False
+
+
+@dataclass
+class InspectReport:
+    model: str
+    rows: list[ModuleRow]
+    summary: list[dict]  # one entry per (device, dtype): tensors, elements, bytes
+    majority_device: str
+    majority_dtype: str
+    flagged: list[str]  # names of flagged modules
+    counts: dict  # parameters, named_parameters, buffers, state_dict
+    tied: list[list[str]]  # groups of names that are one tensor
+    hf_device_map: dict | None = None
+    fake: bool = False
+    total_bytes: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _is_fake(x: torch.Tensor) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(x, FakeTensor)
+
+
+def _dtype(x: torch.Tensor) -> str:
+    return str(x.dtype).removeprefix("torch.")
+
+
+def inspect(model: torch.nn.Module) -> InspectReport:
+    """Read the placement of every parameter and buffer of `model` (nothing is moved or copied)."""
+    if not isinstance(model, torch.nn.Module):
+        raise UserError("Inspect needs a loaded model (a torch.nn.Module). Load a model first.")
+    first_name: dict[int, str] = {}
+    rows: list[ModuleRow] = []
+    by_place: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # tensors, elements, bytes
+    device_bytes: Counter = Counter()
+    dtype_bytes: Counter = Counter()
+    any_fake = False
+    for mod_name, mod in model.named_modules():
+        own = [(n, p, True) for n, p in mod.named_parameters(recurse=False)]
+        own += [(n, b, False) for n, b in mod.named_buffers(recurse=False)]
+        if not own:
+            continue
+        row = ModuleRow(name=mod_name, kind=type(mod).__name__, devices=[], dtypes=[], params=0, buffers=0, bytes=0)
+        for local, x, is_param in own:
+            full = f"{mod_name}.{local}" if mod_name else local
+            row.tensors.append(local)
+            dev, dt = str(x.device), _dtype(x)
+            if dev not in row.devices:
+                row.devices.append(dev)
+            if dt not in row.dtypes:
+                row.dtypes.append(dt)
+            if is_param:
+                row.params += x.numel()
+            else:
+                row.buffers += x.numel()
+            fake = _is_fake(x)
+            row.fake |= fake
+            any_fake |= fake
+            if id(x) in first_name:  # the same tensor under a second name: count its bytes once
+                row.shared.append(f"{full} = {first_name[id(x)]}")
+                continue
+            first_name[id(x)] = full
+            nbytes = x.numel() * x.element_size()
+            row.bytes += nbytes
+            place = by_place[(dev, dt)]
+            place[0] += 1
+            place[1] += x.numel()
+            place[2] += nbytes
+            device_bytes[dev] += nbytes
+            if x.is_floating_point():
+                dtype_bytes[dt] += nbytes
+        rows.append(row)
+
+    majority_device = device_bytes.most_common(1)[0][0] if device_bytes else ""
+    majority_dtype = dtype_bytes.most_common(1)[0][0] if dtype_bytes else ""
+    flagged = []
+    for row in rows:
+        if len(row.devices) > 1:
+            row.flags.append({"kind": "mixed", "devices": ", ".join(row.devices)})
+        elif row.devices and row.devices[0] != majority_device:
+            row.flags.append({"kind": "device", "device": row.devices[0], "majority": majority_device})
+        floats = [d for d in row.dtypes if d in dtype_bytes]
+        if floats and majority_dtype and all(d != majority_dtype for d in floats):
+            row.flags.append({"kind": "dtype", "dtype": ", ".join(floats), "majority": majority_dtype})
+        if row.flags:
+            flagged.append(row.name)
+
+    summary = [
+        {"device": dev, "dtype": dt, "tensors": v[0], "elements": v[1], "bytes": v[2]}
+        for (dev, dt), v in sorted(by_place.items(), key=lambda kv: -kv[1][2])
+    ]
+    groups: dict[int, list[str]] = defaultdict(list)
+    for name, p in model.named_parameters(remove_duplicate=False):
+        groups[id(p)].append(name)
+    tied = [names for names in groups.values() if len(names) > 1]
+    counts = {
+        "parameters()": sum(1 for _ in model.parameters()),
+        "named_parameters()": sum(1 for _ in model.named_parameters()),
+        "buffers()": sum(1 for _ in model.buffers()),
+        "state_dict()": len(model.state_dict()),
+    }
+    dmap = getattr(model, "hf_device_map", None)
+    return InspectReport(
+        model=type(model).__name__, rows=rows, summary=summary,
+        majority_device=majority_device, majority_dtype=majority_dtype, flagged=flagged,
+        counts=counts, tied=tied,
+        hf_device_map={str(k): str(v) for k, v in dmap.items()} if isinstance(dmap, dict) else None,
+        fake=any_fake, total_bytes=sum(device_bytes.values()),
+    )

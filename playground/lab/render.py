@@ -1,0 +1,156 @@
+"""The lab's results as Markdown, in English or Chinese: a break-it run, a diagnosis, an inspection."""
+
+from __future__ import annotations
+
+import html
+
+from playground.core.i18n import t
+from playground.core.units import fmt_bytes
+from playground.lab.diagnose import DiagnoseResult
+from playground.lab.inspect import InspectReport
+from playground.lab.result import BreakResult
+from playground.lab.scenarios import SCENARIOS
+
+
+def _pre(code: str) -> str:
+    return f"<pre>{html.escape(code)}</pre>"
+
+
+def fix_table(before: str, after: str, lang: str = "en") -> str:
+    """The before/after fix as a two-column HTML table of <pre> blocks."""
+    return (f"<table><thead><tr><th>{t('ui.before', lang)}</th><th>{t('ui.after', lang)}</th></tr></thead>"
+            f"<tbody><tr><td>{_pre(before)}</td><td>{_pre(after)}</td></tr></tbody></table>\n")
+
+
+def result_markdown(r: BreakResult, lang: str = "en") -> str:
+    """A BreakResult as Markdown (with HTML tables for the fix) in 'en' or 'zh'."""
+    zh = lang == "zh"
+    labels = SCENARIOS[r.scenario].labels if r.scenario in SCENARIOS else {}
+    out = [f"### {r.number}. {html.escape(r.title_zh if zh else r.title_en)}\n"]
+    if r.simulated:
+        out.append(f"> **{t('ui.simulated', lang)}:** {html.escape(r.simulation_zh if zh else r.simulation_en)}\n")
+    elif not r.cannot_run:
+        out.append(f"_{t('ui.real', lang, device=r.device)}_\n")
+    if r.cannot_run:
+        out.append(f"**{t('ui.cannot_run', lang)}:** {html.escape(r.cannot_run.text(lang))}\n")
+    for note in r.notes:
+        out.append(f"_{html.escape(note.text(lang))}_\n")
+    if r.warnings:
+        out.append(f"**{t('ui.warnings', lang)}**\n")
+        out.extend(_pre(w) for w in r.warnings)
+    if r.raised:
+        out.append(f"**{t('ui.error', lang)}:** `{r.error_type}`"
+                   + (f" ({', '.join(r.error_bases[:2])})" if r.error_bases else "") + "\n")
+        out.append(_pre(r.error_message or ""))
+        if r.frame:
+            out.append(f"\n**{t('ui.where', lang)}:** <code>{html.escape(r.frame)}</code>\n")
+        if r.raised_in:
+            out.append(f"{t('ui.raised_in', lang)}: <code>{html.escape(r.raised_in)}</code>\n")
+    elif not r.cannot_run:
+        out.append(f"**{t('ui.no_error', lang)}**\n")
+    if r.tensors:
+        out.append(f"\n**{t('ui.tensors', lang)}**\n")
+        out.append(f"| {t('ui.name', lang)} | {t('ui.device', lang)} | {t('ui.dtype', lang)} | {t('ui.shape', lang)} |"
+                   "\n|---|---|---|---|")
+        for row in r.tensors:
+            dev = f"{row.device} (fake)" if row.fake else row.device
+            out.append(f"| `{html.escape(row.name)}` | {dev} | {row.dtype} | {list(row.shape)} |")
+    out.append(f"\n**{t('ui.what', lang)}:** {r.explanation_zh if zh else r.explanation_en}\n")
+    if r.measured:
+        out.append(f"**{t('ui.measured', lang)}**\n\n| {t('ui.quantity', lang)} | {t('ui.value', lang)} |\n|---|---|")
+        for k, v in r.measured.items():
+            shown = fmt_bytes(v) if k.endswith("_bytes") and isinstance(v, int) else v
+            words = labels.get(k)
+            label = f"{words.say(lang)} <sub><code>{k}</code></sub>" if words else f"<code>{k}</code>"
+            out.append(f"| {label} | {html.escape(str(shown))} |")
+        out.append("")
+    if r.hf_device_map:
+        out.append(f"**{t('ui.device_map', lang)}**\n\n| {t('ui.name', lang)} | {t('ui.device', lang)} |\n|---|---|")
+        out.extend(f"| {html.escape(k)} | {html.escape(v)} |" for k, v in r.hf_device_map.items())
+        out.append("")
+    if r.flagged_modules:
+        out.append(f"**{t('ui.flagged', lang, n=len(r.flagged_modules))}:** "
+                   + ", ".join(f"`{html.escape(m)}`" for m in r.flagged_modules) + "\n")
+    out.append(f"**{t('ui.fix', lang)}**\n")
+    out.append(fix_table(r.fix_before, r.fix_after, lang))
+    verdict = f"✅ {t('ui.fix_ok', lang)}" if r.fix_ok else f"❌ {t('ui.fix_failed', lang)}"
+    if r.fix_seconds is not None:
+        timing = (t("ui.tokens", lang, n=r.fix_tokens, seconds=r.fix_seconds) if r.fix_tokens
+                  else t("ui.seconds", lang, seconds=r.fix_seconds))
+        verdict += f" ({timing})"
+    out.append(f"**{t('ui.fix_run', lang)}:** {verdict}\n")
+    if r.fix_output:
+        shown = r.fix_output if r.fix_output.strip() else repr(r.fix_output)  # whitespace-only text, made visible
+        out.append(f"{t('ui.output', lang)}:\n{_pre(shown)}")
+    if r.fix_error:
+        out.append(_pre(r.fix_error))
+    return "\n".join(out) + "\n"
+
+
+def diagnose_markdown(result: DiagnoseResult, lang: str = "en", top: int = 3) -> str:
+    """The diagnosis as Markdown (with an HTML before/after table per match) in 'en' or 'zh'."""
+    if not result.recognised:
+        return f"**{t('ui.not_recognised', lang)}**\n"
+    out = [f"#### {t('ui.matches', lang)}\n"]
+    for i, m in enumerate(result.matches[:top], 1):
+        title = m.title_zh if lang == "zh" else m.title_en
+        out.append(f"**{i}. {html.escape(title)}** (`{m.id}`)\n")
+        if m.matched:
+            out.append(f"{t('ui.matched_text', lang)}: <code>{html.escape(m.matched[0])}</code>\n")
+        out.append((m.explanation_zh if lang == "zh" else m.explanation_en) + "\n")
+        out.append(fix_table(m.fix_before, m.fix_after, lang))
+        if m.scenario:
+            out.append(t("ui.try_it", lang, id=m.id) + "\n")
+    return "\n".join(out)
+
+
+def flag_text(flag: dict, lang: str = "en") -> str:
+    fields = {k: v for k, v in flag.items() if k != "kind"}
+    return t(f"flag.{flag['kind']}", lang, **fields)
+
+
+def _cell(s: object) -> str:
+    return html.escape(str(s)).replace("|", "&#124;")
+
+
+def inspect_markdown(report: InspectReport, lang: str = "en", max_rows: int = 300) -> str:
+    """The report as Markdown tables in 'en' or 'zh'; flagged rows first and marked."""
+    out = [f"**{_cell(report.model)}**: {fmt_bytes(report.total_bytes)}"]
+    if report.fake:
+        out.append(f"\n_{t('ui.fake_note', lang)}_")
+    out.append(f"\n#### {t('ui.summary', lang)}\n")
+    out.append(f"| {t('ui.device', lang)} | {t('ui.dtype', lang)} | {t('ui.tensors_n', lang)} | "
+               f"{t('ui.params', lang)} | {t('ui.bytes', lang)} |\n|---|---|---:|---:|---:|")
+    for s in report.summary:
+        out.append(f"| {_cell(s['device'])} | {_cell(s['dtype'])} | {s['tensors']} | {s['elements']:,} | "
+                   f"{fmt_bytes(s['bytes'])} |")
+    if report.flagged:
+        out.append(f"\n**⚠ {t('ui.flagged', lang, n=len(report.flagged))}**")
+    else:
+        out.append(f"\n{t('ui.flagged_none', lang)}")
+    out.append(f"\n#### {t('ui.modules', lang)}\n")
+    out.append(f"| {t('ui.flag', lang)} | {t('ui.module', lang)} | {t('ui.device', lang)} | {t('ui.dtype', lang)} | "
+               f"{t('ui.params', lang)} | {t('ui.buffers', lang)} | {t('ui.bytes', lang)} |\n"
+               "|---|---|---|---|---:|---:|---:|")
+    ordered = [r for r in report.rows if r.flags] + [r for r in report.rows if not r.flags]
+    for r in ordered[:max_rows]:
+        flag = "⚠ " + "; ".join(flag_text(f, lang) for f in r.flags) if r.flags else ""
+        name = f"**{_cell(r.name or '(root)')}**" if r.flags else _cell(r.name or "(root)")
+        tied = f" ({_cell('; '.join(r.shared))})" if r.shared else ""
+        out.append(f"| {flag} | {name} <sub>{_cell(r.kind)}</sub>{tied} | {_cell(', '.join(r.devices))} | "
+                   f"{_cell(', '.join(r.dtypes))} | {r.params:,} | {r.buffers:,} | {fmt_bytes(r.bytes)} |")
+    if len(ordered) > max_rows:
+        out.append(f"\n_{t('ui.rows_cut', lang, shown=max_rows, total=len(ordered))}_")
+    out.append(f"\n#### {t('ui.counts', lang)}\n")
+    out.append(f"| {t('ui.count_api', lang)} | {t('ui.count_n', lang)} |\n|---|---:|")
+    for k, v in report.counts.items():
+        out.append(f"| `model.{k}` | {v} |")
+    out.append(f"\n{t('inspect.counts_note', lang)}")
+    for group in report.tied:
+        out.append(f"\n- {t('inspect.tied', lang, names=', '.join(f'`{n}`' for n in group))}")
+    if report.hf_device_map:
+        out.append(f"\n#### {t('ui.device_map', lang)}\n")
+        out.append(f"| {t('ui.module', lang)} | {t('ui.device', lang)} |\n|---|---|")
+        for k, v in report.hf_device_map.items():
+            out.append(f"| {_cell(k)} | {_cell(v)} |")
+    return "\n".join(out) + "\n"

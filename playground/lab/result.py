@@ -1,0 +1,65 @@
+"""What one run of the lab returns: the mistake, what the libraries raised, the fix and its run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from playground.core.i18n import Said, plain
+
+
+@dataclass
+class TensorRow:
+    name: str
+    device: str
+    dtype: str
+    shape: list[int]
+    fake: bool = False
+
+
+@dataclass
+class BreakResult:
+    scenario: str
+    number: int
+    title_en: str
+    title_zh: str
+    raised: bool = False
+    error_type: str | None = None  # the exception's class name, e.g. "RuntimeError"
+    error_bases: list[str] = field(default_factory=list)  # its base classes, nearest first
+    error_message: str | None = None  # str(exception), live
+    frame: str | None = None  # "playground/lab/harness.py:123 in greedy: logits = model(input_ids).logits"
+    raised_in: str | None = None  # the deepest frame: the library function that raised
+    traceback: list[str] = field(default_factory=list)  # the last frames, as Python prints them
+    warnings: list[str] = field(default_factory=list)  # warnings and log lines the libraries printed
+    tensors: list[TensorRow] = field(default_factory=list)
+    device: str = "cpu"  # where the broken run happened: "cpu", "cuda:0", "fake cuda:0", "meta"
+    simulated: bool = False
+    simulation_en: str = ""
+    simulation_zh: str = ""
+    cannot_run: Said | None = None  # why it could not run here (None when it ran)
+    explanation_en: str = ""
+    explanation_zh: str = ""
+    fix_before: str = ""
+    fix_after: str = ""
+    fix_ok: bool = False
+    fix_output: str = ""
+    fix_seconds: float | None = None
+    fix_tokens: int | None = None
+    fix_error: str = ""
+    measured: dict = field(default_factory=dict)
+    hf_device_map: dict | None = None
+    flagged_modules: list[str] = field(default_factory=list)  # from the Inspect view of the broken model
+    notes: list[Said] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        """The API's dict: notes and the reason it could not run said in English."""
+        d = plain(asdict(self))
+        d["cannot_run"] = d["cannot_run"] or ""
+        return d
+
+    def diagnose_text(self) -> str:
+        """What a learner would paste into the diagnoser: the warnings and the error line."""
+        lines = list(self.warnings)
+        if self.raised:
+            lines += ["Traceback (most recent call last):", *self.traceback, f"{self.error_type}: {self.error_message}"]
+        return "\n".join(lines)

@@ -1,0 +1,219 @@
+"""Meta and offload mistakes: a model with no data run or moved, an offloaded model moved with `.to()`."""
+
+from __future__ import annotations
+
+import tempfile
+
+import torch
+
+from playground.core.i18n import W
+from playground.core.paths import BUNDLED_DIR
+from playground.lab.capture import attempt, capture_logs, fix
+from playground.lab.harness import Lab, blocks, bundled, generate_fixed, greedy, move, name_of, row, scenario
+from playground.lab.result import BreakResult
+
+
+def _empty_model(src):
+    """The same architecture built on the meta device: shapes and dtypes, no data, no memory."""
+    from accelerate import init_empty_weights
+    from transformers import AutoModelForCausalLM
+
+    with init_empty_weights():
+        return AutoModelForCausalLM.from_config(src.config).eval()
+
+
+def _weights(lab: Lab, src) -> dict:
+    """The checkpoint's tensors: the bundled safetensors file, or the loaded model's state_dict."""
+    if src is bundled()[0] and (BUNDLED_DIR / "model.safetensors").is_file():
+        from safetensors.torch import load_file
+
+        return load_file(str(BUNDLED_DIR / "model.safetensors"))
+    return src.state_dict()
+
+
+def _same_logits(a, b, ids) -> bool:
+    with torch.inference_mode():
+        return bool(torch.equal(a(ids).logits, b(ids).logits))
+
+
+def _offload_map(model, blocks_name: str, n_blocks: int) -> dict[str, str]:
+    """A device map: everything on the CPU except the second half of the blocks, offloaded to disk."""
+    dm: dict[str, str] = {}
+
+    def walk(prefix: str, mod) -> None:
+        for name, child in mod.named_children():
+            full = prefix + name
+            if full == blocks_name:
+                for i in range(n_blocks):
+                    dm[f"{full}.{i}"] = "cpu" if i < n_blocks // 2 else "disk"
+            elif blocks_name.startswith(full + "."):
+                walk(full + ".", child)
+            else:
+                dm[full] = "cpu"
+
+    walk("", model)
+    return dm
+
+
+@scenario(
+    "meta-weights-run", 5,
+    title=W("Meta weights used: a model built on the meta device, then run",
+            "使用了 meta 权重：在 meta 设备上构建模型后直接运行"),
+    explain=W(
+        "`init_empty_weights()` (or `torch.device('meta')`) builds the model with meta tensors: shapes "
+        "and dtypes, no data. The forward pass does not fail, because meta operators only compute output "
+        "shapes, so the logits come out on the meta device. The error appears where a meta result meets "
+        "a real tensor: appending the next token to the CPU input_ids. Load real weights "
+        "(from_pretrained, or `load_state_dict(..., assign=True)`) before running.",
+        "`init_empty_weights()`（或 `torch.device('meta')`）"
+        "用 meta 张量构建模型：只有形状和数据类型，没有数据。前向传播并不报错，"
+        "因为 meta 算子只计算输出形状，所以 logits 也在 meta 设备上。"
+        "错误出现在 meta 结果遇到真实张量的地方："
+        "把下一个 token 拼接到 CPU 上的 input_ids 时。"
+        "运行之前先加载真实权重（from_pretrained，"
+        "或 `load_state_dict(..., assign=True)`）。",
+    ),
+    before="""
+with init_empty_weights():
+    model = AutoModelForCausalLM.from_config(config)
+output = generate(model, input_ids)
+""",
+    after="""
+with init_empty_weights():
+    model = AutoModelForCausalLM.from_config(config)
+model.load_state_dict(load_file("model.safetensors"), assign=True)
+model.tie_weights()
+output = generate(model, input_ids)
+""",
+)
+def meta_weights_run(lab: Lab, r: BreakResult) -> None:
+    src = lab.cpu_model()
+    empty = _empty_model(src)
+    emb = name_of(empty, empty.get_input_embeddings().weight)
+    r.device = "meta"
+    r.tensors = [row("input_ids", lab.ids), row(emb, empty.get_input_embeddings().weight)]
+    with torch.inference_mode():
+        logits = empty(lab.ids).logits
+        r.tensors.append(row("logits", logits))
+        attempt(r, lambda: greedy(empty, lab.ids))
+
+    def fixed():
+        empty.load_state_dict(_weights(lab, src), assign=True, strict=False)
+        empty.tie_weights()
+        ok = _same_logits(empty, src, lab.ids)
+        ok_, text, n = generate_fixed(lab, empty, lab.ids)()
+        return ok and ok_, text, n
+
+    fix(r, fixed)
+
+
+@scenario(
+    "meta-weights-moved", 6,
+    title=W("Meta weights moved: .to(device) on a meta model",
+            "移动 meta 权重：对 meta 模型调用 .to(device)"),
+    explain=W(
+        "`.to()` copies each tensor's data to the target device, and a meta tensor has no data to copy, "
+        "so PyTorch refuses and points to `to_empty()`. `to_empty(device=...)` allocates uninitialised "
+        "memory for every tensor on the target; the weights must then be loaded into it, and tied "
+        "weights re-tied.",
+        "`.to()` 会把每个张量的数据复制到目标设备，而 meta 张量没有数据可复制，"
+        "所以 PyTorch 拒绝，并建议使用 `to_empty()`。"
+        "`to_empty(device=...)` 在目标设备上为每个张量分配未初始化的内存；"
+        "之后必须把权重加载进去，并重新绑定 tied 权重。",
+    ),
+    before="""
+with torch.device("meta"):
+    model = AutoModelForCausalLM.from_config(config)
+model = model.to("cpu")
+""",
+    after="""
+with torch.device("meta"):
+    model = AutoModelForCausalLM.from_config(config)
+model = model.to_empty(device="cpu")   # allocate, uninitialised
+model.load_state_dict(load_file("model.safetensors"), strict=False)
+model.tie_weights()                     # to_empty untied lm_head and wte
+# buffers missing from the file (non-persistent, e.g. rotary inv_freq)
+# hold garbage now: recompute them, or load with from_pretrained instead
+""",
+)
+def meta_weights_moved(lab: Lab, r: BreakResult) -> None:
+    src = lab.cpu_model()
+    empty = _empty_model(src)
+    emb = name_of(empty, empty.get_input_embeddings().weight)
+    r.device = "meta"
+    r.tensors = [row(emb, empty.get_input_embeddings().weight)]
+    attempt(r, lambda: move(empty, "cpu"))
+
+    def fixed():
+        empty.to_empty(device="cpu")
+        weights = _weights(lab, src)
+        empty.load_state_dict(weights, strict=False)
+        empty.tie_weights()
+        # non-persistent buffers (Llama's rotary inv_freq) are in no checkpoint: to_empty left them uninitialised
+        for name, _ in empty.named_buffers():
+            if name not in weights:
+                empty.get_buffer(name).copy_(src.get_buffer(name))
+        ok = _same_logits(empty, src, lab.ids)
+        ok_, text, n = generate_fixed(lab, empty, lab.ids)()
+        return ok and ok_, text, n
+
+    fix(r, fixed)
+
+
+@scenario(
+    "offloaded-moved", 7,
+    title=W("An Accelerate-dispatched model with offloaded modules moved with .to()",
+            "用 .to() 移动一个由 Accelerate 分派、且有模块被卸载的模型"),
+    explain=W(
+        "`dispatch_model` with a device map that sends blocks to the disk replaces those weights with "
+        "meta tensors and attaches hooks that load the real ones for each forward pass. A later `.to()` "
+        "would move the empty meta tensors and break that arrangement, so Accelerate wraps `.to()` and "
+        "refuses. Leave the placement to the device map (see hf_device_map below) and call the model as "
+        "it is.",
+        "用 `dispatch_model` 和把某些块放到磁盘（disk）"
+        "的 device map 分派模型后，这些权重被换成 meta 张量，并挂上钩子（hook），"
+        "在每次前向传播时加载真实权重。之后再调用 `.to()` 会移动空的 meta 张量、破坏这种安排，"
+        "所以 Accelerate 包装了 `.to()` 并拒绝执行。"
+        "把放置交给 device map（见下面的 hf_device_map），直接调用模型。",
+    ),
+    before="""
+model = dispatch_model(model, device_map=device_map,   # some blocks -> "disk"
+                       main_device="cpu", offload_dir=folder)
+model = model.to("cpu")
+""",
+    after="""
+model = dispatch_model(model, device_map=device_map,
+                       main_device="cpu", offload_dir=folder)
+print(model.hf_device_map)   # leave placement to the hooks
+output = generate(model, input_ids)
+""",
+)
+def offloaded_moved(lab: Lab, r: BreakResult) -> None:
+    from accelerate import dispatch_model
+
+    model = lab.copy()
+    blocks_name, mods = blocks(model)
+    dmap = _offload_map(model, blocks_name, len(mods))
+    with tempfile.TemporaryDirectory(prefix="breakit-offload-") as folder:
+        logs: list[str] = []
+        with capture_logs(logs):
+            model = dispatch_model(model, device_map=dmap, main_device="cpu", offload_dir=folder)
+        r.warnings.extend(logs)
+        r.hf_device_map = {k: str(v) for k, v in model.hf_device_map.items()}
+        last = f"{blocks_name}.{len(mods) - 1}"
+        (n0, p0), (n1, p1) = (next(model.get_submodule(f"{blocks_name}.0").named_parameters()),
+                              next(model.get_submodule(last).named_parameters()))
+        r.tensors = [row(f"{blocks_name}.0.{n0}", p0), row(f"{last}.{n1}", p1)]
+        attempt(r, lambda: move(model, "cpu"))
+        ref = lab.cpu_model()
+
+        def fixed():
+            ok = _same_logits(model, ref, lab.ids)
+            ok_, text, n = generate_fixed(lab, model, lab.ids)()
+            return ok and ok_, text, n
+
+        fix(r, fixed)
+
+
+
+SCENARIOS = (meta_weights_run, meta_weights_moved, offloaded_moved)

@@ -1,0 +1,1 @@
+"""Getting a model in: what a name refers to, whether it fits, the timed load, the migration."""

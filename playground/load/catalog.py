@@ -1,0 +1,162 @@
+"""What a model name refers to: the catalog, the allowed folders, and a model's config read without its weights.
+
+`resolve(name)` is the edge: it turns what a visitor typed into a `ModelSource`
+(the bundled model, a synthetic one, a folder under the allowed roots, or a Hub
+id), or a `UserError` saying why not. A path is resolved (symlinks, `..`) and
+checked against the roots before anything else, so a refusal reveals nothing
+about what exists outside them. `read_config` then reads config.json from the
+folder, the synthetic spec or the Hugging Face cache; it never goes to the network.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from playground.core import settings
+from playground.core.errors import UserError, shown
+from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME
+from playground.load import checkpoint, synthetic
+
+HUB_MODELS = ("distilgpt2", "gpt2", "HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct")
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    id: str
+    label: str
+    kind: str  # "bundled", "hub", "synthetic"
+    note: str = ""
+
+
+def catalog() -> list[CatalogEntry]:
+    """What the model picker offers. Anything else typed in is resolved by `resolve`."""
+    out = [CatalogEntry(BUNDLED_NAME, f"{BUNDLED_NAME} (bundled, works offline)", "bundled",
+                        "5.3M-parameter GPT-2 trained on Shakespeare's plays; ships with the playground")]
+    out += [CatalogEntry(h, f"{h} (Hugging Face Hub)", "hub", "needs network, or the Hugging Face cache")
+            for h in HUB_MODELS]
+    _top, names, _why = synthetic.allowed()
+    out += [CatalogEntry(n, f"{n} ({synthetic.PUBLISHED[n]} shape, random weights)", "synthetic", synthetic.LABEL)
+            for n in synthetic.CONFIGS if n in names]
+    return out
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    kind: str  # "bundled", "local", "synthetic", "hub"
+    ref: str  # the folder's path, or the Hub id: what from_pretrained is given
+    name: str  # what the page shows
+
+
+def allowed_roots() -> list[Path]:
+    """Folders a local model may be read from: the bundled models, the Hugging Face cache,
+    the synthetic models' folder, and any listed in PLAYGROUND_MODEL_DIRS."""
+    from huggingface_hub import constants
+
+    return [r.resolve() for r in (ASSETS, Path(constants.HF_HUB_CACHE), *settings.read().model_dirs, synthetic.root())]
+
+
+def resolve(model: object) -> ModelSource:
+    """Turn what the visitor typed into a model source, or explain why not."""
+    if not isinstance(model, str) or not model.strip():
+        raise UserError.of("err.model_none", bundled=BUNDLED_NAME)
+    model = model.strip()
+    if len(model) > 300:
+        raise UserError.of("err.model_long")
+    if model in (BUNDLED_NAME, f"bundled/{BUNDLED_NAME}"):
+        return ModelSource("bundled", str(BUNDLED_DIR), BUNDLED_NAME)
+    if model in synthetic.CONFIGS:
+        synthetic.check_allowed(model)  # a shared Space caps the sizes (PLAYGROUND_SYNTHETIC_MAX)
+        return ModelSource("synthetic", str(synthetic.folder(model)), model)
+    if "://" in model or model.lower().startswith(("http:", "https:", "ftp:", "file:")):
+        host = urlparse(model).netloc or "that address"
+        raise UserError.of("err.model_url", host=shown(host, 60), bundled=BUNDLED_NAME)
+    if model.startswith(("/", ".", "~")) or ".." in model or "\\" in model:
+        return _local_source(model)
+    if HUB_ID.match(model):
+        return ModelSource("hub", model, model)
+    raise UserError.of("err.model_name", model=shown(model), bundled=BUNDLED_NAME)
+
+
+def _local_source(model: str) -> ModelSource:
+    # Resolve symlinks and '..' first, then check the roots, and only then whether
+    # it exists: a visitor learns nothing about files outside the allowed folders.
+    try:
+        real = Path(model).expanduser().resolve(strict=False)
+    except (OSError, RuntimeError):
+        raise UserError.of("err.path_bad", model=shown(model, 80)) from None
+    roots = allowed_roots()
+    if not any(real == r or r in real.parents for r in roots):
+        raise UserError.of("err.path_outside", model=shown(model, 80), roots=", ".join(str(r) for r in roots[:2]))
+    if not real.exists():
+        raise UserError.of("err.path_missing", model=shown(model, 80), bundled=BUNDLED_NAME)
+    if not real.is_dir():
+        raise UserError.of("err.path_file", model=shown(model, 80))
+    checkpoint.check_folder(real)
+    return ModelSource("local", str(real), real.name)
+
+
+# -- the Hub -----------------------------------------------------------------------
+def hub_reachable(timeout: float = 2.0) -> tuple[bool, str]:
+    """Can we open a TCP connection to the Hub? Checked before any download, because
+    huggingface_hub retries for ~25 s before giving up when there is no network."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False, "HF_HUB_OFFLINE is set"
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True, ""
+    except OSError as e:
+        return False, f"cannot reach {host} ({e.__class__.__name__}: {e})"
+
+
+def hub_cached(repo_id: str) -> Path | None:
+    """The cached snapshot folder of a Hub model (from its config.json), or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    hit = try_to_load_from_cache(repo_id, "config.json")
+    return Path(hit).parent if isinstance(hit, str) else None
+
+
+# -- config.json, without the weights ------------------------------------------------
+class NotCached(UserError):
+    """A Hub model whose config is not in the local cache: nothing to estimate from offline."""
+
+
+@dataclass
+class ModelConfig:
+    source: ModelSource
+    config: object  # the transformers config
+    folder: Path | None  # where the safetensors headers can be read, if anywhere
+    built: bool = True  # synthetic: is the checkpoint written yet
+
+
+def read_config(src: ModelSource) -> ModelConfig:
+    """The model's config with no weights read: local config.json, the synthetic spec, or
+    the Hugging Face cache (never the network)."""
+    from transformers import AutoConfig
+
+    try:
+        if src.kind == "synthetic":
+            built = synthetic.is_built(src.name)
+            return ModelConfig(src, synthetic.config(src.name), synthetic.folder(src.name) if built else None, built)
+        folder = Path(src.ref)
+        if src.kind == "hub":
+            folder = hub_cached(src.ref)
+            if folder is None:
+                raise NotCached(
+                    f"'{src.ref}' has no config.json in the local Hugging Face cache, and the estimate never "
+                    "goes to the network. Load it once (with network) or pick a bundled or synthetic model."
+                )
+        cfg = AutoConfig.from_pretrained(src.ref, local_files_only=True, trust_remote_code=False)
+        return ModelConfig(src, cfg, folder)
+    except UserError:
+        raise
+    except Exception as e:  # unknown model_type, custom code, broken JSON
+        raise UserError(f"Cannot read the config of '{src.name}': {type(e).__name__}: {str(e)[:200]}") from None

@@ -1,0 +1,108 @@
+"""Checkpoints on disk: safetensors headers read without the weights, and the checks a folder must pass.
+
+A safetensors file is 8 bytes of header length (little-endian u64), a JSON header
+(every tensor's name, dtype, shape and byte offsets), then the data. Reading the
+header alone gives the stored dtype and bytes of a checkpoint, and tells whether
+the file holds every byte its header promises: a truncated download is refused
+here, before the loaded model is unloaded, not by `from_pretrained` after it (which
+would leave the shared slot empty). Nothing here unpickles anything.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+from playground.core.errors import UserError
+from playground.core.units import fmt_bytes
+
+# safetensors dtype codes -> (torch name, bytes per element)
+SAFETENSORS_DTYPES = {
+    "F64": ("float64", 8), "F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2),
+    "F8_E4M3": ("float8_e4m3fn", 1), "F8_E5M2": ("float8_e5m2", 1),
+    "I64": ("int64", 8), "I32": ("int32", 4), "I16": ("int16", 2), "I8": ("int8", 1),
+    "U8": ("uint8", 1), "BOOL": ("bool", 1),
+}
+_FLOAT_CODES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"}
+MAX_HEADER = 100 * 2**20  # no real header is this large; a bigger length field means a damaged file
+
+
+def read_header(path: str | Path) -> dict:
+    """The JSON table at the head of a .safetensors file; the weights are not read."""
+    with open(path, "rb") as fh:
+        raw = fh.read(8)
+        if len(raw) != 8:
+            raise ValueError(f"{Path(path).name}: too short to be safetensors")
+        (n,) = struct.unpack("<Q", raw)
+        if n > MAX_HEADER:
+            raise ValueError(f"{Path(path).name}: header of {n} bytes is not plausible")
+        header = json.loads(fh.read(n))
+    header.pop("__metadata__", None)
+    return header
+
+
+def summary(folder: str | Path) -> dict | None:
+    """Stored tensors, bytes and dtype of the safetensors files in `folder`, from headers only."""
+    files = sorted(Path(folder).glob("*.safetensors"))
+    if not files:
+        return None
+    tensors = stored = 0
+    by_dtype: dict[str, int] = {}
+    first_float: str | None = None
+    for f in files:
+        header = read_header(f)
+        for name in sorted(header):
+            info = header[name]
+            begin, end = info["data_offsets"]
+            tensors += 1
+            stored += end - begin
+            by_dtype[info["dtype"]] = by_dtype.get(info["dtype"], 0) + (end - begin)
+            if first_float is None and info["dtype"] in _FLOAT_CODES:
+                first_float = info["dtype"]
+    return dict(
+        files=[f.name for f in files], tensors=tensors, stored_bytes=stored,
+        file_bytes=sum(f.stat().st_size for f in files),
+        bytes_by_dtype={SAFETENSORS_DTYPES.get(k, (k, 0))[0]: v for k, v in by_dtype.items()},
+        dtype=SAFETENSORS_DTYPES[first_float][0] if first_float else None,
+    )
+
+
+def check_folder(folder: Path) -> None:
+    """A loadable folder has a readable config.json and complete safetensors weights."""
+    cfg = folder / "config.json"
+    if not cfg.is_file():
+        raise UserError.of("err.no_config", name=folder.name)
+    try:
+        json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UserError(f"'{folder.name}/config.json' is not valid JSON ({e}). Re-save the model.") from None
+    if not any(folder.glob("*.safetensors")):
+        if any(folder.glob("*.bin")) or any(folder.glob("*.pt")) or any(folder.glob("*.pth")):
+            raise UserError.of("err.pickle_only", name=folder.name)
+        raise UserError.of("err.no_weights", name=folder.name)
+    for f in sorted(folder.glob("*.safetensors")):
+        check_file(f)
+
+
+def check_file(path: Path) -> None:
+    """The file holds its header and every byte the header promises."""
+    name = f"{path.parent.name}/{path.name}"
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))  # struct.error when fewer than 8 bytes
+            if n > MAX_HEADER or 8 + n > size:
+                raise ValueError("header length")
+            header = json.loads(fh.read(n))
+        header.pop("__metadata__", None)
+        end = max((int(t["data_offsets"][1]) for t in header.values()), default=0)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error):
+        raise UserError.of("err.st_unreadable", name=name) from None
+    if 8 + n + end > size:
+        raise UserError.of("err.st_truncated", name=name, want=fmt_bytes(8 + n + end), have=fmt_bytes(size))
+
+
+def disk_bytes(folder: Path | None) -> int:
+    """Bytes of safetensors weights in a folder (0 when there is none)."""
+    return sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder and folder.is_dir() else 0

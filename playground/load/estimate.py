@@ -1,0 +1,334 @@
+"""Estimate before loading: how many bytes a model will take, and refuse what will not fit.
+
+The weights' size is known before a single weight is read: the model is built on
+PyTorch's `meta` device (shapes and dtypes, no storage) and Accelerate sums
+numel x element size per module. The guard compares the weights plus
+Accelerate's documented ~20% margin with the RAM available (or
+PLAYGROUND_MEMORY_BUDGET) and, for a GPU, its free VRAM. Why it is built the way
+it is (the untied LM head, `_keep_in_fp32_modules`, the process-wide state meta
+building touches): docs/estimate.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from playground.core import settings
+from playground.core.errors import UserError
+from playground.core.i18n import Said, plain, said, t
+from playground.core.units import fmt_bytes, parse_bytes
+from playground.hw import devices, memory
+from playground.hw.devices import DeviceInfo, Dtype
+from playground.load import checkpoint
+from playground.load.catalog import ModelConfig
+
+MARGIN = 0.20  # Accelerate's documented inference overhead: "up to about 20% more than the weights"
+
+
+class DoesNotFit(UserError):
+    """The guard's refusal: a UserError (shown to the visitor), distinguishable from bad input.
+    Its sentence is put together from the estimate's facts, in English or Chinese."""
+
+    def __init__(self, est: "Estimate") -> None:
+        super().__init__(refusal(est))
+        self.est = est
+
+    def text(self, lang: str = "en") -> str:
+        return refusal(self.est, lang)
+
+
+# -- budgets -------------------------------------------------------------------
+def ram_budget() -> tuple[int, Said]:
+    """(bytes the guard may use, where the number comes from)."""
+    avail = memory.available_bytes()
+    raw = settings.read().memory_budget
+    if raw:
+        budget = parse_bytes(raw)
+        if budget < avail:
+            return budget, said("est.where.budget", env=settings.MEMORY_BUDGET_ENV, value=raw, system=fmt_bytes(avail))
+    return avail, said("est.where.system")
+
+
+def vram_free(index: int) -> int:
+    """Free bytes on cuda:index as the driver reports them (cudaMemGetInfo)."""
+    free, _total = torch.cuda.mem_get_info(index)
+    return int(free)
+
+
+# -- building on meta ----------------------------------------------------------
+def meta_model(config, dtype: torch.dtype):
+    """The causal LM built on the meta device in `dtype`, LM head tied as from_pretrained ties it."""
+    from accelerate import init_empty_weights
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(config)  # from_config(dtype=...) writes the dtype into the config it gets
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype, trust_remote_code=False)
+    model.tie_weights()  # Transformers 5: untied under init_empty_weights until this call
+    _apply_dtype_plan(model, dtype)
+    return model
+
+
+def _apply_dtype_plan(model, dtype: torch.dtype) -> None:
+    """Modules a model keeps in float32 (`_keep_in_fp32_modules`) stay float32 when loaded in 16 bits."""
+    plan = model._get_dtype_plan(dtype) if hasattr(model, "_get_dtype_plan") else {}
+    if not plan:
+        return
+    pattern = re.compile("|".join(f"(?:{re.escape(k)})" for k in plan))
+    for name, param in model.named_parameters():
+        if pattern.search(name):
+            param.data = param.data.to(torch.float32)  # on meta: changes the dtype, allocates nothing
+
+
+@dataclass(frozen=True)
+class MetaFacts:
+    """What the meta-device build tells: sizes by Accelerate's accounting, and the tying."""
+
+    architecture: str
+    param_count: int
+    total: int
+    largest: int
+    names: tuple[str, ...]
+    tied: bool
+
+
+def meta_facts(config, dtype: torch.dtype) -> MetaFacts:
+    """Build on meta once per (config, dtype) and remember the answer: building even an empty
+    model runs every module's __init__ (tens of ms for GPT-2 small), and the answer depends
+    only on the config's text and the dtype."""
+    return _meta_facts(config.to_json_string(use_diff=False), type(config).__name__, str(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFacts:
+    from transformers import AutoConfig
+
+    cfg_dict = json.loads(config_json)
+    config = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
+    m = meta_model(config, getattr(torch, dtype_name.replace("torch.", "")))
+    total, largest, names = sizes(m)
+    emb, out = m.get_input_embeddings(), m.get_output_embeddings()
+    tied = out is not None and emb is not None and out.weight is emb.weight
+    return MetaFacts(type(m).__name__, sum(p.numel() for p in m.parameters()), total, largest, tuple(names), tied)
+
+
+def sizes(model) -> tuple[int, int, list[str]]:
+    """(total bytes, largest layer bytes, its names) by Accelerate's own accounting."""
+    from accelerate.utils import calculate_maximum_sizes
+
+    total, (largest, names) = calculate_maximum_sizes(model)
+    return int(total), int(largest), list(names)
+
+
+def kv_shape(config) -> dict:
+    """Layers, key/value heads and head size that set the KV cache's size."""
+    cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+    layers = cfg.num_hidden_layers
+    heads = cfg.num_attention_heads
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    return dict(layers=int(layers), kv_heads=int(kv_heads), head_dim=int(head_dim), attention_heads=int(heads))
+
+
+def kv_bytes_per_token(config, dtype: torch.dtype) -> int:
+    """2 (key and value) x layers x kv_heads x head_dim x bytes per element."""
+    s = kv_shape(config)
+    return 2 * s["layers"] * s["kv_heads"] * s["head_dim"] * torch.empty((), dtype=dtype).element_size()
+
+
+def context_length(config) -> int | None:
+    return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+
+
+def resolve_dtype(dtype: Dtype, config, stored: dict | None) -> tuple[str, Said]:
+    """The dtype the weights will have once loaded, and why (from_pretrained's rules for 'auto')."""
+    if dtype != "auto":
+        name = devices.dtype_name(dtype)
+        return name, said("est.dtype.asked", dtype=name)
+    cfg_dtype = getattr(config, "dtype", None)
+    if cfg_dtype is not None:
+        name = str(cfg_dtype).replace("torch.", "")
+        return name, said("est.dtype.config", dtype=name)
+    if stored and stored.get("dtype"):
+        return stored["dtype"], said("est.dtype.stored", dtype=stored["dtype"])
+    name = str(torch.get_default_dtype()).replace("torch.", "")
+    return name, said("est.dtype.default", dtype=name)
+
+
+# -- the estimate --------------------------------------------------------------
+@dataclass
+class Estimate:
+    model: str
+    source: str
+    device: str
+    dtype: str  # the dtype the weights will have
+    dtype_requested: str
+    dtype_reason: Said
+    architecture: str
+    param_count: int
+    weights_bytes: int
+    weights_bytes_by_dtype: dict
+    largest_layer_bytes: int
+    largest_layer_names: list[str]
+    kv_bytes_per_token: int
+    kv_formula: Said
+    context_length: int | None
+    kv_bytes_full_context: int | None
+    tied_lm_head: bool
+    checkpoint: dict | None
+    margin: float
+    required_bytes: int  # weights x (1 + margin), what must fit in RAM
+    available_bytes: int
+    available_source: Said | None
+    build_bytes: int = 0  # a synthetic model's first use: its float32 build in RAM, with the margin
+    vram: list[dict] = field(default_factory=list)  # per GPU: free, required, fits
+    fits: bool = True
+    reason: Said | None = None
+    notes: list[Said] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The API's dict: every sentence said in English, the notes joined into `note`."""
+        d = plain(asdict(self))
+        d["note"] = "; ".join(d.pop("notes"))
+        return d
+
+
+def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0,
+                   all_dtypes: bool = True) -> Estimate:
+    """Everything about the model's size, and whether it fits here, without allocating weights.
+
+    `reclaimable`: bytes of RAM held by a model that will be freed before this one loads
+    (the slot's current model), counted as available. `all_dtypes=False` builds the meta
+    model only in the dtype asked for (the guard's fast path); the other dtypes' sizes are
+    then filled in only if the load is refused, to suggest one."""
+    stored = None
+    if cfg.folder is not None:
+        try:
+            stored = checkpoint.summary(cfg.folder)
+        except (OSError, ValueError) as e:
+            stored = dict(error=f"could not read the safetensors header: {e}")
+    resolved, reason = resolve_dtype(dtype, cfg.config, stored)
+    if resolved not in devices.TORCH_DTYPES:
+        raise UserError(f"'{cfg.source.name}' resolves to {resolved} under auto; pick float32, float16 or bfloat16.")
+
+    by_dtype: dict[str, int] = {}
+    main = None
+    for name, tdtype in devices.TORCH_DTYPES.items():
+        if not all_dtypes and name != resolved:
+            continue
+        facts = meta_facts(cfg.config, tdtype)
+        by_dtype[name] = facts.total
+        if name == resolved:
+            main = facts
+    if cfg.source.kind == "synthetic" and not cfg.built and "float32" not in by_dtype:
+        by_dtype["float32"] = meta_facts(cfg.config, torch.float32).total  # ensure() builds in float32
+    tdtype = devices.TORCH_DTYPES[resolved]
+    kv = kv_bytes_per_token(cfg.config, tdtype)
+    ks = kv_shape(cfg.config)
+    ctx = context_length(cfg.config)
+    est = Estimate(
+        model=cfg.source.name, source=cfg.source.kind, device=dev.id, dtype=resolved,
+        dtype_requested=devices.dtype_name(dtype), dtype_reason=reason,
+        architecture=main.architecture, param_count=main.param_count,
+        weights_bytes=main.total, weights_bytes_by_dtype=by_dtype,
+        largest_layer_bytes=main.largest, largest_layer_names=list(main.names),
+        kv_bytes_per_token=kv,
+        kv_formula=said("est.kv_formula", layers=ks["layers"], kv_heads=ks["kv_heads"], head_dim=ks["head_dim"],
+                        bytes=torch.empty((), dtype=tdtype).element_size(), total=kv),
+        context_length=ctx, kv_bytes_full_context=kv * ctx if ctx else None,
+        tied_lm_head=main.tied, checkpoint=stored, margin=MARGIN,
+        required_bytes=int(main.total * (1 + MARGIN)), available_bytes=0, available_source=None,
+    )
+    _decide(est, dev, cfg, reclaimable)
+    if not est.fits and not all_dtypes:  # refused: size the other dtypes too, to suggest one
+        for name, tdtype in devices.TORCH_DTYPES.items():
+            if name not in by_dtype:
+                by_dtype[name] = meta_facts(cfg.config, tdtype).total
+        _decide(est, dev, cfg, reclaimable)
+    return est
+
+
+def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int = 0) -> None:
+    """Fill available_bytes, vram, fits and the reason for the decision, kept as facts (`Said`)
+    so that a refusal can be said in either language."""
+    avail, where = ram_budget()
+    if reclaimable > 0:
+        avail += reclaimable
+        where = said("est.where.frees", where=where, frees=fmt_bytes(reclaimable))
+    est.available_bytes, est.available_source = avail, where
+    need_ram = est.required_bytes
+    notes = []
+    if cfg.source.kind == "synthetic" and not cfg.built:
+        # ensure() first builds the model in float32 in RAM and writes it to disk.
+        build = est.build_bytes = int(est.weights_bytes_by_dtype["float32"] * (1 + MARGIN))
+        if build > need_ram:
+            notes.append(said("est.note.build", build=fmt_bytes(build)))
+            need_ram = build
+    if dev.kind == "mps":
+        # Unified memory: the CPU copy and the MPS copy share the same RAM until .to() finishes.
+        need_ram += est.weights_bytes
+        notes.append(said("est.note.mps"))
+    gpus = []
+    if dev.kind == "cuda":
+        idx = int(dev.id.split(":")[1])
+        free = vram_free(idx)
+        gpus.append(dict(device=dev.id, free_bytes=free, required_bytes=est.required_bytes,
+                         fits=est.required_bytes <= free))
+    elif dev.kind == "auto" and torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            gpus.append(dict(device=f"cuda:{i}", free_bytes=vram_free(i), required_bytes=None, fits=None))
+    est.vram = gpus
+    fits_ram = need_ram <= avail
+    fmt = fmt_bytes
+    if dev.kind == "auto" and gpus:
+        # Accelerate spreads the layers over the GPUs, then the CPU: the pool is their sum.
+        pool = avail + sum(g["free_bytes"] for g in gpus)
+        est.fits = est.required_bytes <= pool
+        reason = said("est.reason.auto", need=fmt(est.required_bytes), margin=f"{MARGIN:.0%}", pool=fmt(pool))
+    elif dev.kind == "cuda":
+        g = gpus[0]
+        est.fits = fits_ram and g["fits"]
+        reason = said("est.reason.cuda", need=fmt(need_ram), avail=fmt(avail), where=where,
+                      vram=fmt(est.required_bytes), device=g["device"], free=fmt(g["free_bytes"]))
+    else:
+        est.fits = fits_ram
+        reason = said("est.reason.ram", need=fmt(need_ram), weights=fmt(est.weights_bytes),
+                      margin=f"{MARGIN:.0%}", avail=fmt(avail), where=where)
+    est.reason, est.notes = reason, notes
+
+
+def guard(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0) -> Estimate:
+    """Refuse, before anything is allocated, a load that will not fit; the estimate when it fits."""
+    est = estimate_model(cfg, dev, dtype, reclaimable, all_dtypes=False)
+    if est.fits:
+        return est
+    raise DoesNotFit(est)
+
+
+def refusal(est: Estimate, lang: str = "en") -> str:
+    """The sentence shown when a load is refused: both numbers, and what to try instead."""
+    msg = t("est.refuse", lang, model=est.model, dtype=est.dtype, device=est.device, reason=est.reason)
+    notes = [n.text(lang) for n in est.notes]
+    if notes:
+        msg += t("est.refuse.note", lang, note=t("est.sep", lang).join(notes))
+
+    def need(b: int) -> int:
+        return max(int(b * (1 + MARGIN)), est.build_bytes)
+
+    smaller = [(n, b) for n, b in est.weights_bytes_by_dtype.items()
+               if b < est.weights_bytes and need(b) <= est.available_bytes]
+    tips = []
+    if smaller:
+        n, b = min(smaller, key=lambda x: x[1])
+        tips.append(t("est.tip.dtype", lang, dtype=n, need=fmt_bytes(need(b))))
+    if torch.cuda.is_available() and est.device != "auto":
+        tips.append(t("est.tip.auto", lang))
+    if not tips:
+        tips.append(t("est.tip.smaller", lang))
+    return msg + t("est.refuse.try", lang, tips=t("est.sep", lang).join(tips))

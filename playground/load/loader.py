@@ -1,0 +1,303 @@
+"""Loading a model in timed phases: check, import, disk -> RAM, `.to(device)`, `eval()`.
+
+A load is separate steps, timed apart because they cost different things:
+
+1. `AutoModelForCausalLM.from_pretrained(src, dtype=...)`: read the checkpoint
+   from disk (or the page cache) into CPU RAM, casting to the dtype asked for.
+2. `model.to(device)`: the migration. `Module.to` walks every parameter and
+   buffer; for each one whose device (or dtype) differs it allocates a tensor on
+   the target, copies the bytes (over PCIe for a GPU) and repoints the module's
+   attribute at it. When nothing differs, `Tensor.to` returns the same tensor:
+   on `cpu` the whole call is a cheap walk that copies nothing.
+3. `model.eval()`: switches dropout off. It moves nothing; it is timed so the
+   learner sees that it is free, and never forgets it.
+
+Before them, `prepare` makes every check that can fail before a weight is read
+(the memory guard, a synthetic checkpoint's build, whether a Hub model can be
+reached), so that a refused load never costs the model already loaded. With
+`auto`, Accelerate loads with `device_map="auto"`: steps 1 and 2 happen together.
+
+Safety: `trust_remote_code` is never enabled and weights load only from safetensors.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from playground.core.errors import UserError
+from playground.core.i18n import Said, plain, said
+from playground.core.paths import BUNDLED_NAME
+from playground.core.units import fmt_bytes
+from playground.hw import devices, memory
+from playground.hw.devices import DeviceInfo, Dtype
+from playground.load import catalog, checkpoint, estimate, migration, synthetic
+from playground.load.catalog import ModelSource
+
+Progress = Callable[[float, str], None]
+
+
+def _quiet(frac: float, desc: str) -> None:
+    """A progress callback that reports nothing."""
+
+
+@dataclass
+class PhaseReport:
+    name: str  # "estimate", "import", "load", "migrate", "eval"
+    seconds: float
+    rss_before: int
+    rss_after: int
+    available_before: int
+    available_after: int
+    vram_before: list[dict] = field(default_factory=list)
+    vram_after: list[dict] = field(default_factory=list)
+    note: Said | None = None
+
+
+@dataclass
+class LoadReport:
+    model: str
+    source: str  # "bundled", "local", "hub", "synthetic"
+    device: str
+    dtype: str  # the dtype the weights ended up in
+    dtype_requested: str
+    dtype_reason: Said
+    param_count: int
+    buffer_count: int
+    weights_bytes: int
+    disk_bytes: int
+    estimate_seconds: float
+    import_seconds: float
+    load_seconds: float
+    migrate_seconds: float
+    eval_seconds: float
+    phases: list[PhaseReport]
+    ram: dict  # {"rss_before", "rss_after", "delta", "available_before", "available_after"}
+    vram: dict  # {"available": bool, "reason": Said | None, "gpus": [...]}
+    migrate_code: str = ""  # "noop", "copied", "auto_hooks", "auto_single": the migration note's key
+    migrate_fields: dict = field(default_factory=dict)
+    hf_device_map: dict | None = None
+    placement: dict = field(default_factory=dict)  # device -> parameter count, measured on the loaded model
+    file_backed_bytes: int | None = None  # weights still pointing into the memory-mapped checkpoint
+    context_length: int | None = None
+    hint: Said | None = None  # what this (device, dtype) pair costs
+    label: Said | None = None  # the synthetic models' "random weights" warning
+
+    @property
+    def migrate_note(self) -> Said:
+        return said(f"note.migrate.{self.migrate_code}", **self.migrate_fields)
+
+    def to_dict(self) -> dict:
+        """The API's dict: every sentence said in English ('' where there is none)."""
+        d = plain(asdict(self))
+        d["migrate_note"] = self.migrate_note.text("en")
+        d["hint"], d["label"] = d["hint"] or "", d["label"] or ""
+        d["vram"]["reason"] = d["vram"]["reason"] or ""
+        for p in d["phases"]:
+            p["note"] = p["note"] or ""
+        return d
+
+
+@dataclass
+class LoadedModel:
+    model: torch.nn.Module
+    tokenizer: object
+    report: LoadReport
+    device: str  # where inputs must go: "cpu", "cuda:0", "mps"; for auto the embedding's device
+
+
+@dataclass
+class Plan:
+    """A load that passed every check that can fail before a weight is read."""
+
+    source: ModelSource
+    device: DeviceInfo
+    dtype: Dtype
+    config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
+    local_files_only: bool
+    estimate_phase: PhaseReport
+
+
+def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
+            reclaimable: int = 0) -> Plan:
+    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model
+    gives back first), is a synthetic checkpoint built, can a Hub model be reached at all."""
+    # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
+    # The check builds the model on the meta device (shapes, no data), which also imports
+    # the architecture's code: timed here, reported as the "estimate" phase.
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    try:
+        cfg = catalog.read_config(src)
+    except catalog.NotCached:
+        cfg = None  # a Hub model not downloaded yet: its size is unknown until then, nothing to check
+    est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable) if cfg is not None else None
+    note = (said("phase.estimate", need=fmt_bytes(est.required_bytes), avail=fmt_bytes(est.available_bytes),
+                 where=est.available_source) if est is not None else said("phase.estimate_unknown"))
+    phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
+    local_only = True
+    if src.kind == "synthetic":
+        synthetic.ensure(src.name, progress=progress)
+    elif src.kind == "hub" and catalog.hub_cached(src.ref) is None:
+        ok, why = catalog.hub_reachable()
+        if not ok:
+            raise UserError.of("err.hub_offline", ref=src.ref, why=why, bundled=BUNDLED_NAME)
+        local_only = False
+    # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
+    config = cfg.config if cfg is not None and src.kind != "synthetic" else None
+    return Plan(src, dev, dtype, config, local_only, phase)
+
+
+def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
+    """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    src, dev = plan.source, plan.device
+    common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)
+    progress(0.02, "tokenizer")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(src.ref, **common)
+    except Exception as e:
+        raise _load_error(src, e) from None
+    phases = [plan.estimate_phase]
+    kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
+    if dev.id == "auto":
+        kwargs["device_map"] = "auto"
+
+    # Find the model class from config.json. Transformers imports each architecture's
+    # Python code lazily, on first use: seconds of `import`, once per process, that
+    # would otherwise be billed to "loading from disk".
+    progress(0.05, "import: the architecture's code (first load only)")
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    try:
+        config = plan.config if plan.config is not None else AutoConfig.from_pretrained(src.ref, **common)
+        model_class = AutoModelForCausalLM._model_mapping[type(config)]
+    except KeyError:
+        raise UserError.of("err.not_causal", name=src.name, model_type=getattr(config, "model_type", "?")) from None
+    except Exception as e:
+        raise _load_error(src, e) from None
+    phases.append(_phase("import", time.perf_counter() - t0, before, memory.snapshot(),
+                         said("phase.import", cls=model_class.__name__)))
+
+    # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
+    progress(0.1, "load: from_pretrained (disk to RAM)" if dev.id != "auto" else "load: from_pretrained(device_map='auto')")
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    try:
+        # config= spares a second parse of config.json; from_pretrained deep-copies it
+        model = AutoModelForCausalLM.from_pretrained(src.ref, config=config, **kwargs)
+    except Exception as e:
+        gc.collect()
+        raise _load_error(src, e) from None
+    devices.sync("auto" if dev.id == "auto" else "cpu")
+    phases.append(_phase("load", time.perf_counter() - t0, before, memory.snapshot()))
+
+    # The migration, model.to(device).
+    progress(0.7, f"migrate: model.to('{dev.id}')")
+    before = memory.snapshot()
+    if dev.id == "auto":
+        migrate_s = 0.0
+        code, fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
+    else:
+        first = next(model.parameters())
+        ptr_before, dev_before = first.data_ptr(), first.device
+        devices.sync(dev.id)
+        t0 = time.perf_counter()
+        model.to(dev.id)
+        devices.sync(dev.id)
+        migrate_s = time.perf_counter() - t0
+        first = next(model.parameters())
+        # Same data_ptr and device after .to(): Tensor.to returned the tensor itself, nothing copied.
+        if first.data_ptr() == ptr_before and first.device == dev_before:
+            code, fields = "noop", {"device": str(dev_before)}
+        else:
+            code, fields = "copied", {"src": str(dev_before), "dst": str(first.device)}
+    phases.append(_phase("migrate", migrate_s, before, memory.snapshot(), said(f"note.migrate.{code}", **fields)))
+
+    # eval() flips `training` on every submodule: dropout off. Moves nothing.
+    progress(0.9, "model.eval()")
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    model.eval()
+    phases.append(_phase("eval", time.perf_counter() - t0, before, memory.snapshot(), said("phase.eval")))
+
+    if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
+        model.generation_config.pad_token_id = tokenizer.eos_token_id
+    report = _report(plan, model, phases, code, fields)
+    progress(1.0, "loaded")
+    return LoadedModel(model=model, tokenizer=tokenizer, report=report,
+                       device=str(model.get_input_embeddings().weight.device))
+
+
+def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memory.MemorySnapshot,
+           note: Said | None = None) -> PhaseReport:
+    return PhaseReport(
+        name=name, seconds=seconds, rss_before=before.rss, rss_after=after.rss,
+        available_before=before.available, available_after=after.available,
+        vram_before=[asdict(g) for g in before.gpus], vram_after=[asdict(g) for g in after.gpus], note=note,
+    )
+
+
+def _report(plan: Plan, model, phases: list[PhaseReport], code: str, fields: dict) -> LoadReport:
+    src, dev = plan.source, plan.device
+    params = list(model.parameters())
+    actual = str(params[0].dtype).replace("torch.", "")
+    vram_gpus, vram_reason = memory.gpu_readings()
+    by = {p.name: p for p in phases}
+    first, last = by["load"], phases[-1]
+    folder = Path(src.ref) if src.kind != "hub" else catalog.hub_cached(src.ref)
+    return LoadReport(
+        model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
+        dtype_reason=said("note.dtype.auto" if plan.dtype == "auto" else "note.dtype.cast", dtype=actual),
+        param_count=sum(p.numel() for p in params),
+        buffer_count=sum(1 for _ in model.buffers()),
+        weights_bytes=memory.weights_bytes(model),
+        disk_bytes=checkpoint.disk_bytes(folder),
+        estimate_seconds=by["estimate"].seconds, import_seconds=by["import"].seconds,
+        load_seconds=by["load"].seconds, migrate_seconds=by["migrate"].seconds, eval_seconds=by["eval"].seconds,
+        phases=phases,
+        ram=dict(rss_before=first.rss_before, rss_after=last.rss_after, delta=last.rss_after - first.rss_before,
+                 available_before=first.available_before, available_after=last.available_after),
+        vram=dict(available=bool(vram_gpus), reason=vram_reason, gpus=[asdict(g) for g in vram_gpus]),
+        migrate_code=code, migrate_fields=fields,
+        hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
+        placement=_placement(params),
+        file_backed_bytes=migration.file_backed_bytes(model),
+        context_length=getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None),
+        hint=devices.hint(dev, plan.dtype),
+        label=said("label.synthetic") if src.kind == "synthetic" else None,
+    )
+
+
+def _placement(params: list[torch.nn.Parameter]) -> dict:
+    out: dict[str, int] = {}
+    for p in params:
+        out[str(p.device)] = out.get(str(p.device), 0) + p.numel()
+    return out
+
+
+def _load_error(src: ModelSource, e: Exception) -> UserError:
+    """Translate what from_pretrained raised into a sentence that says what to do."""
+    msg = str(e).split("\n")[0][:300]
+    if src.kind == "hub":
+        if "not a valid model identifier" in msg or "RepositoryNotFound" in type(e).__name__ or "404" in msg:
+            return UserError.of("err.hub_missing", ref=src.ref)
+        if "trust_remote_code" in msg:
+            return UserError.of("err.remote_code_hub", ref=src.ref)
+        return UserError(f"Could not load '{src.ref}' from the Hub: {msg}")
+    if "trust_remote_code" in msg:
+        return UserError.of("err.remote_code", name=src.name)
+    return UserError(f"Could not load '{src.name}': {type(e).__name__}: {msg}")
+
+
+def parse(model: object, device: object, dtype: object) -> tuple[ModelSource, DeviceInfo, Dtype]:
+    """What a visitor asked to load, as typed values: the edge's one check (one device discovery)."""
+    dt = devices.parse_dtype(dtype)
+    dev = devices.parse_device(device)
+    return catalog.resolve(model), dev, dt

@@ -1,0 +1,301 @@
+"""Synthetic models: real-size architectures with random weights, made offline.
+
+Load time and memory grow with the number of bytes in a checkpoint, not with
+what the weights mean, so a GPT-2 XL config filled with random numbers teaches
+exactly what the real GPT-2 XL would about `from_pretrained` and `.to()`. These
+are built once from the published configs, saved as safetensors under the
+synthetic folder, and then loaded through the same `from_pretrained` path as any
+model. They share the bundled model's tokenizer, so their vocabulary is resized
+to its 8,192 tokens (the parameter counts below say so).
+
+How a checkpoint is built, so that progress can be reported as it goes:
+1. the model is built on the `meta` device (shapes only, no memory);
+2. module by module, its meta tensors get real storage (`torch.empty`) and the
+   model's own `_init_weights` fills them (normal(0, 0.02), GPT-2's scaled
+   residual projections, ones and zeros for the norms): progress by bytes;
+3. the state dict, with the tied LM head stored once (it *is* the embedding),
+   is written shard by shard with `safetensors.torch.save_file`, which writes
+   straight from the tensors' memory (no second copy): progress by shard. Sharded
+   checkpoints get the `model.safetensors.index.json` that `from_pretrained` reads.
+Building uses the float32 weights' bytes in RAM once; the estimate's guard checks
+that before a first use. The folder appears atomically (a temporary folder,
+renamed when complete), under a lock, so two loads never build it twice and a
+half-written checkpoint never counts.
+
+Random weights: the text is noise; the timings and memory are real.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+
+from playground.core import settings
+from playground.core.errors import UserError
+from playground.core.paths import BUNDLED_DIR
+
+# Published shapes (GPT-2 from OpenAI's release, the Llamas shaped like Llama 3.2 1B and Llama 2 7B).
+CONFIGS: dict[str, dict] = {
+    "synthetic/gpt2-small": dict(model_type="gpt2", n_embd=768, n_layer=12, n_head=12, n_positions=1024),
+    "synthetic/gpt2-medium": dict(model_type="gpt2", n_embd=1024, n_layer=24, n_head=16, n_positions=1024),
+    "synthetic/gpt2-large": dict(model_type="gpt2", n_embd=1280, n_layer=36, n_head=20, n_positions=1024),
+    "synthetic/gpt2-xl": dict(model_type="gpt2", n_embd=1600, n_layer=48, n_head=25, n_positions=1024),
+    "synthetic/llama-1b": dict(
+        model_type="llama", hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+        num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=2048,
+        tie_word_embeddings=True, rope_theta=500000.0, rms_norm_eps=1e-5,
+    ),
+    # Llama 2 7B's shape: 6.5B parameters with the bundled 8,192-token vocabulary, 26 GB in float32.
+    # Larger than most machines' RAM: the estimate refuses it before anything is built, and it
+    # is here to show that refusal.
+    "synthetic/llama-7b": dict(
+        model_type="llama", hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+        num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=4096,
+        tie_word_embeddings=False, rope_theta=10000.0, rms_norm_eps=1e-5,
+    ),
+}
+# The published models' sizes (with their own vocabularies: 50,257 for GPT-2, 128,256 for Llama 3.2).
+PUBLISHED = {
+    "synthetic/gpt2-small": "124M", "synthetic/gpt2-medium": "355M", "synthetic/gpt2-large": "774M",
+    "synthetic/gpt2-xl": "1.5B", "synthetic/llama-1b": "1.2B", "synthetic/llama-7b": "6.7B",
+}
+LABEL = "random weights: the text is noise; the timings and memory are real"
+SHARD_BYTES = 1 << 30  # 1 GiB shards: GPT-2 XL in float32 is 6 shards, one progress step each
+
+Progress = Callable[[float, str], None]
+_LOCK = threading.Lock()
+
+
+def root() -> Path:
+    """Where synthetic checkpoints are written (PLAYGROUND_SYNTHETIC_DIR)."""
+    return settings.read().synthetic_dir
+
+
+def folder(name: str) -> Path:
+    return root() / name.split("/", 1)[1]
+
+
+def _check_name(name: str) -> None:
+    if name not in CONFIGS:
+        raise UserError(f"'{str(name)[:60]}' is not a synthetic model. Known: " + ", ".join(CONFIGS) + ".")
+
+
+# -- which ones this process offers -----------------------------------------------
+def _size(name: str) -> float:
+    """Published parameter count ('124M', '1.5B') as a number, to order the models."""
+    s = PUBLISHED[name]
+    return float(s[:-1]) * {"M": 1e6, "B": 1e9}[s[-1]]
+
+
+def by_size() -> list[str]:
+    return sorted(CONFIGS, key=_size)
+
+
+def allowed(s: settings.Settings | None = None) -> tuple[str | None, list[str], str]:
+    """(the largest allowed, every allowed name by size, why): PLAYGROUND_SYNTHETIC_MAX, or the default
+    (all of them on a laptop, up to GPT-2 medium on a shared Space, where 1.5B parameters would need
+    6 GB of float32 weights and minutes of writing)."""
+    s = s or settings.read()
+    ordered = by_size()
+    default_max = settings.SPACE_SYNTHETIC_MAX if s.on_space else ordered[-1]
+    raw = s.synthetic_max
+    name = raw if raw.startswith("synthetic/") else f"synthetic/{raw}"
+    if not raw:
+        top, why = default_max, f"default {'up to ' + default_max if s.on_space else 'all'} {s.where}"
+    elif raw.lower() == "none":
+        top, why = None, "PLAYGROUND_SYNTHETIC_MAX=none"
+    elif raw.lower() == "all":
+        top, why = ordered[-1], "PLAYGROUND_SYNTHETIC_MAX=all"
+    elif name in CONFIGS:
+        top, why = name, f"PLAYGROUND_SYNTHETIC_MAX={raw}"
+    else:
+        top = default_max
+        why = (f"PLAYGROUND_SYNTHETIC_MAX={raw!r} names no synthetic model "
+               f"(use one of {', '.join(ordered)}, all or none); default {default_max} {s.where}")
+    return top, ([] if top is None else [n for n in ordered if _size(n) <= _size(top)]), why
+
+
+def check_allowed(name: str) -> None:
+    """Refuse a synthetic model larger than this process allows, saying what is allowed."""
+    s = settings.read()
+    _top, names, why = allowed(s)
+    if name in names:
+        return
+    if not names:
+        raise UserError(f"{name} is not available here: synthetic models are switched off ({why}).")
+    raise UserError(
+        f"{name} is too large for this {'shared Space' if s.on_space else 'playground'} "
+        f"({why}). Pick one of: {', '.join(names)}; run the playground on your own machine for the larger ones."
+    )
+
+
+def config(name: str):
+    """The transformers config for a synthetic model, vocabulary matched to the bundled tokenizer."""
+    from transformers import AutoConfig
+
+    _check_name(name)
+    spec = dict(CONFIGS[name])
+    model_type = spec.pop("model_type")
+    vocab, bos, eos = _bundled_vocab()
+    spec.update(vocab_size=vocab, bos_token_id=bos, eos_token_id=eos)
+    return AutoConfig.for_model(model_type, **spec)
+
+
+@functools.lru_cache(maxsize=1)  # loading the tokenizer costs ~20 ms; every synthetic load asked again
+def _bundled_vocab() -> tuple[int, int | None, int | None]:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(BUNDLED_DIR, local_files_only=True)
+    return len(tok), tok.bos_token_id, tok.eos_token_id
+
+
+def is_built(name: str) -> bool:
+    """A complete checkpoint: config.json and either one safetensors file or every shard its index names."""
+    out = folder(name)
+    if not (out / "config.json").is_file():
+        return False
+    index = out / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
+        except (OSError, ValueError, KeyError):
+            return False
+        return all((out / s).is_file() for s in shards)
+    return (out / "model.safetensors").is_file()
+
+
+def ensure(name: str, progress: Progress | None = None) -> Path:
+    """Write the random checkpoint once; report progress per module built and per shard written."""
+    _check_name(name)
+    progress = progress or (lambda frac, desc: None)
+    out = folder(name)
+    if is_built(name):
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _LOCK, _file_lock(out.parent / f".{out.name}.lock"):
+        if is_built(name):  # another thread or process finished it while we waited
+            progress(1.0, f"{name} ready")
+            return out
+        _build(name, out, progress)
+    progress(1.0, f"{name} ready")
+    return out
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (POSIX flock; a no-op where fcntl is absent)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the thread lock still serialises this process
+        yield
+        return
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _build(name: str, out: Path, progress: Progress) -> None:
+    from accelerate import init_empty_weights
+    from transformers import AutoModelForCausalLM
+
+    progress(0.0, f"building {name} with random weights (first use only)")
+    cfg = config(name)
+    with init_empty_weights():  # shapes only: no memory, no init yet
+        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    model.tie_weights()  # the LM head and the embedding become one (meta) Parameter
+    total = sum(p.numel() * p.element_size() for p in model.parameters()) or 1
+    done = 0
+    made: dict[int, torch.nn.Parameter] = {}  # id(meta param) -> its real one, so ties survive
+    # fork_rng: the seed makes the checkpoint reproducible without touching the caller's RNG.
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(0)
+        for mod_name, module in _post_order(model):
+            fresh = 0
+            for key, p in list(module._parameters.items()):
+                if p is None or p.device.type != "meta":
+                    continue
+                if id(p) not in made:
+                    made[id(p)] = torch.nn.Parameter(torch.empty(p.shape, dtype=p.dtype), requires_grad=p.requires_grad)
+                    fresh += p.numel() * p.element_size()
+                module._parameters[key] = made[id(p)]
+            for key, b in list(module._buffers.items()):
+                if b is not None and b.device.type == "meta":  # buffers computed at init are already real
+                    module._buffers[key] = torch.zeros(b.shape, dtype=b.dtype)
+            # Children come first (post-order), as in Transformers' own initialize_weights: a parent's
+            # init (GPT-2's attention and MLP rescale their c_proj) overrides its children's.
+            model._init_weights(module)
+            if fresh:
+                done += fresh
+                progress(0.6 * done / total, f"init {mod_name or 'model'}: {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB")
+    model.tie_weights()
+    model.config.architectures = [type(model).__name__]
+
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=out.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the checkpoint is not secret
+    try:
+        _write(model, tmp, progress, name)
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(BUNDLED_DIR / f, tmp / f)
+        (tmp / "README.md").write_text(f"# {name}\n\n{LABEL}.\n", encoding="utf-8")
+        del model
+        if out.exists():  # a stale, incomplete folder (is_built said no)
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _post_order(module, prefix: str = "") -> Iterator[tuple[str, object]]:
+    for child_name, child in module.named_children():
+        yield from _post_order(child, f"{prefix}.{child_name}" if prefix else child_name)
+    yield prefix, module
+
+
+def _write(model, tmp: Path, progress: Progress, name: str) -> None:
+    """config.json, generation_config.json and the weights, in shards of at most SHARD_BYTES."""
+    from safetensors.torch import save_file
+
+    state = model.state_dict()
+    tied = set(getattr(model, "all_tied_weights_keys", {}) or {})  # targets: lm_head.weight -> stored as the embedding
+    seen: set[int] = set()
+    tensors = {}
+    for key, t in state.items():
+        if key in tied or t.data_ptr() in seen:
+            continue
+        seen.add(t.data_ptr())
+        tensors[key] = t.contiguous()
+    shards: list[dict] = [{}]
+    size = 0
+    for key, t in tensors.items():
+        nbytes = t.numel() * t.element_size()
+        if shards[-1] and size + nbytes > SHARD_BYTES:
+            shards.append({})
+            size = 0
+        shards[-1][key] = t
+        size += nbytes
+    n = len(shards)
+    names = ["model.safetensors"] if n == 1 else [f"model-{i + 1:05d}-of-{n:05d}.safetensors" for i in range(n)]
+    model.config.save_pretrained(tmp)
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.save_pretrained(tmp)
+    for i, (shard, fname) in enumerate(zip(shards, names)):
+        progress(0.6 + 0.38 * i / n, f"writing {name}: shard {i + 1} of {n}")
+        save_file(shard, tmp / fname, metadata={"format": "pt"})
+    if n > 1:
+        index = dict(metadata=dict(total_size=sum(t.numel() * t.element_size() for t in tensors.values())),
+                     weight_map={k: fname for shard, fname in zip(shards, names) for k in shard})
+        (tmp / "model.safetensors.index.json").write_text(json.dumps(index, indent=2), encoding="utf-8")
+    progress(0.98, f"{name} written ({n} shard{'s' if n > 1 else ''})")

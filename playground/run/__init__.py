@@ -1,0 +1,1 @@
+"""Running a loaded model: streaming generation, the manual decode loop, the shared slot, Compare."""

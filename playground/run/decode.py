@@ -1,0 +1,225 @@
+"""generate() taken apart: a manual prefill/decode loop, with and without the KV cache.
+
+`model.generate()` hides two very different kinds of forward pass:
+
+- prefill: one forward over the whole prompt. Every prompt token attends to the
+  ones before it in one batched matrix multiply, and with `use_cache=True` the
+  model returns each layer's keys and values (`past_key_values`, a DynamicCache).
+  Its time is most of the time to first token.
+- decode: one forward per new token, fed only that token plus the cache. Each
+  step reads every weight once to produce one token, so its speed is set by
+  memory bandwidth, not arithmetic.
+
+This module runs that loop by hand, exactly as the tutorials write it, and
+streams like `generation.stream` does (yield (text, stats); a `threading.Event`
+stops it between steps). With `use_cache=False` each step instead re-runs the
+whole sequence, prompt included: the cost of step n grows with n, which is what
+the KV cache saves.
+
+To match `generate()` token for token on greedy decoding it does what generate
+does: logits for the last position only (`logits_to_keep=1`), upcast to float32
+before choosing, argmax for greedy. Sampling uses Transformers' own temperature
+and top-p warpers, then `torch.multinomial` after `torch.manual_seed(seed)`, the
+same seed semantics as `generation.stream`.
+
+Timing: every token's timestamp is read after the chosen id is copied to the
+CPU (`.item()` waits for the device), so the per-token decode times are real.
+"""
+
+from __future__ import annotations
+
+import inspect
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Iterator
+
+import torch
+
+from playground.core import threads
+from playground.core.inputs import GenerationParams
+from playground.hw import devices
+from playground.run import generation
+from playground.run.generation import GenerationStats
+
+ENGINES = ("generate()", "manual loop (KV cache)", "manual loop (no cache)")
+
+
+@dataclass
+class DecodeStats(GenerationStats):
+    use_cache: bool = True
+    prefill_seconds: float | None = None  # the forward over the prompt (+ choosing the first token)
+    token_seconds: list[float] = field(default_factory=list)  # each decode step: tokens 2..n
+    token_ids: list[int] = field(default_factory=list)
+
+
+def step_seconds(timestamps: list[float]) -> list[float]:
+    """Per-token decode times from per-token timestamps (e.g. `TokenStreamer`'s): the gaps
+    between consecutive tokens; n timestamps give n - 1 decode steps."""
+    return [b - a for a, b in zip(timestamps, timestamps[1:])]
+
+
+def profile(token_seconds: list[float]) -> dict:
+    """Summary of per-token decode times, with its count."""
+    if not token_seconds:
+        return dict(count=0)
+    s = sorted(token_seconds)
+    return dict(count=len(s), mean=statistics.fmean(s), median=statistics.median(s), min=s[0], max=s[-1],
+                p90=s[min(len(s) - 1, int(0.9 * len(s)))], first=token_seconds[0], last=token_seconds[-1])
+
+
+def _eos_ids(model, tokenizer) -> set[int]:
+    eos = model.generation_config.eos_token_id
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    if eos is None:
+        return set()
+    return set(eos) if isinstance(eos, (list, tuple)) else {int(eos)}
+
+
+def _warpers(params: GenerationParams) -> list:
+    from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
+
+    out = [TemperatureLogitsWarper(params.temperature)] if params.temperature != 1.0 else []
+    if params.top_p < 1.0:
+        out.append(TopPLogitsWarper(params.top_p))
+    return out
+
+
+def stream(
+    model,
+    tokenizer,
+    device: str,
+    prompt: str,
+    params: GenerationParams,
+    stop: threading.Event | None = None,
+    use_cache: bool = True,
+    min_interval: float = 0.05,
+) -> Iterator[tuple[str, DecodeStats]]:
+    """Yield (text so far, stats so far) from a hand-written decode loop; the last one is final.
+
+    The loop runs in a fresh thread (see `playground.core.threads`: a thread that waits must
+    not own an OpenMP pool of its own, or every kernel runs throttled)."""
+    stop = stop or threading.Event()
+    return threads.iterate(lambda: _loop(model, tokenizer, device, prompt, params, stop, use_cache, min_interval),
+                           stop, name="decode-loop")
+
+
+def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, stop: threading.Event,
+          use_cache: bool, min_interval: float) -> Iterator[tuple[str, DecodeStats]]:
+    inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens)
+    ids = inputs["input_ids"]
+    mask = inputs.get("attention_mask")
+    greedy = params.temperature == 0
+    warpers = [] if greedy else _warpers(params)
+    eos = _eos_ids(model, tokenizer)
+    # generate() computes logits for the last position only, when the model accepts logits_to_keep
+    keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
+    stats = DecodeStats(engine=ENGINES[1] if use_cache else ENGINES[2], greedy=greedy, use_cache=use_cache,
+                        prompt_tokens=int(ids.shape[-1]))
+    torch.manual_seed(params.seed)
+
+    def choose(logits: torch.Tensor, seq: torch.Tensor) -> torch.Tensor:
+        scores = logits[:, -1, :].to(dtype=torch.float32)  # generate() upcasts before choosing
+        if greedy:
+            return scores.argmax(dim=-1)
+        for w in warpers:
+            scores = w(seq, scores)
+        return torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
+
+    new: list[int] = []
+    times: list[float] = []
+    past = None
+    seq = ids
+    last_yield = 0.0
+    devices.sync(device)
+    t_start = time.perf_counter()
+    finish = "length"
+    while True:
+        with torch.inference_mode():
+            if not new:  # prefill: the whole prompt in one forward pass
+                out = model(input_ids=seq, attention_mask=mask, use_cache=use_cache, **keep)
+            elif use_cache:  # decode: one token, the cache holds the rest
+                out = model(input_ids=seq[:, -1:], attention_mask=mask, past_key_values=past, use_cache=True, **keep)
+            else:  # no cache: recompute every position, prompt included
+                out = model(input_ids=seq, attention_mask=mask, use_cache=False, **keep)
+            past = out.past_key_values if use_cache else None
+            nxt = choose(out.logits, seq)
+        tok = int(nxt.item())  # .item() copies to the CPU, so it waits for the device
+        devices.sync(device)
+        now = time.perf_counter()
+        if not new:
+            stats.prefill_seconds = now - t_start
+        new.append(tok)
+        times.append(now)
+        seq = torch.cat([seq, nxt.reshape(1, 1).to(seq.device)], dim=-1)
+        if mask is not None:
+            mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=-1)
+        done = False
+        if tok in eos:
+            finish, done = "eos", True
+        elif len(new) >= params.max_new_tokens:
+            finish, done = "length", True
+        elif stop.is_set():
+            finish, done = "stopped", True
+        if done or now - last_yield >= min_interval:
+            last_yield = now
+            _fill(stats, new, times, t_start, now)
+            if done:
+                break
+            # a copy, as generation.stream yields: a consumer that keeps updates must not see them change
+            yield tokenizer.decode(new, skip_special_tokens=True), replace(stats)
+    stats.finish_reason = finish
+    yield tokenizer.decode(new, skip_special_tokens=True), stats
+
+
+def _fill(stats: DecodeStats, new: list[int], times: list[float], t_start: float, now: float) -> None:
+    stats.new_tokens = len(new)
+    stats.token_ids = list(new)
+    stats.total_seconds = now - t_start
+    stats.ttft_seconds = times[0] - t_start
+    stats.decode_seconds = times[-1] - times[0]
+    stats.token_seconds = step_seconds(times)
+    if len(new) > 1 and stats.decode_seconds > 0:
+        stats.tokens_per_second = (len(new) - 1) / stats.decode_seconds
+
+
+def run(model, tokenizer, device: str, prompt: str, params: GenerationParams, use_cache: bool = True,
+        stop: threading.Event | None = None) -> tuple[str, DecodeStats]:
+    """Run the manual loop to the end; (text, final stats)."""
+    text, stats = "", None
+    for text, stats in stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=use_cache, min_interval=1e9):
+        pass
+    return text, stats
+
+
+def compare_engines(model, tokenizer, device: str, prompt: str, params: GenerationParams,
+                    stop: threading.Event | None = None) -> list[dict]:
+    """generate(), the manual loop with the KV cache and without it, on the same prompt and params.
+    One row each: prefill/TTFT, decode rate with its count, per-token decode time profile."""
+    stop = stop or threading.Event()
+    rows = []
+    text = stats = None
+    for text, stats in generation.stream(model, tokenizer, device, prompt, params, stop=threading.Event(), min_interval=1e9):
+        pass
+    stamps = getattr(stats, "token_times", None)  # present once generation.stream records them
+    rows.append(_row(ENGINES[0], text, stats, stats.ttft_seconds, step_seconds(stamps) if stamps else None))
+    for use_cache in (True, False):
+        if stop.is_set():
+            break
+        text, st = run(model, tokenizer, device, prompt, params, use_cache=use_cache, stop=stop)
+        rows.append(_row(st.engine, text, st, st.prefill_seconds, st.token_seconds))
+    base = rows[0]["text"]
+    for r in rows:
+        r["same_text_as_generate"] = r["text"] == base
+    return rows
+
+
+def _row(engine: str, text: str, stats: GenerationStats, prefill: float | None, steps: list[float] | None) -> dict:
+    return dict(
+        engine=engine, text=text, prompt_tokens=stats.prompt_tokens, new_tokens=stats.new_tokens,
+        prefill_seconds=prefill, ttft_seconds=stats.ttft_seconds, decode_seconds=stats.decode_seconds,
+        tokens_per_second=stats.tokens_per_second, finish_reason=stats.finish_reason,
+        token_seconds=steps, token_profile=profile(steps) if steps else None,
+    )

@@ -1,0 +1,229 @@
+"""Generation: stream tokens from `model.generate`, count them exactly, stop on demand.
+
+`generate()` blocks until it is done, so it runs in a worker thread and hands
+each token to a streamer. Transformers' `TextIteratorStreamer` yields text in
+word-sized chunks (it holds tokens back until a space, a newline or a CJK
+character), so counting its chunks would miscount tokens. `TokenStreamer`
+subclasses `BaseStreamer` instead: `generate()` calls `put()` once with the
+prompt ids, then once per step with the new token id, already copied to the CPU
+(`tokens.cpu()` waits for the GPU, so the clock read there is honest).
+
+The figures, each with its count:
+- time to first token (TTFT): from the call to the first new token. It is the
+  prefill: one forward pass over the whole prompt, which fills the KV cache.
+- decode tokens/s: (new tokens - 1) / (time of last token - time of first):
+  the steady rate of one-token forward passes, each reading every weight once.
+  Dividing by the token budget instead of the tokens produced, or folding TTFT
+  in, would misstate it.
+
+A thread blocked in `generate()` cannot be killed. Stopping sets a
+`threading.Event` that a `StoppingCriteria` reads after every step.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Iterator
+
+import torch
+from transformers import StoppingCriteria, StoppingCriteriaList
+from transformers.generation.streamers import BaseStreamer
+
+from playground.core.errors import UserError
+from playground.core.inputs import GenerationParams
+
+_DONE = object()
+
+
+@dataclass
+class GenerationStats:
+    engine: str = "generate()"
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    ttft_seconds: float | None = None
+    decode_seconds: float | None = None
+    tokens_per_second: float | None = None  # decode rate, (new_tokens - 1) / decode_seconds
+    total_seconds: float = 0.0
+    finish_reason: str = "running"  # "running", "length", "eos", "stopped"
+    greedy: bool = True
+    # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
+    # between them are the per-token decode times (playground.run.decode.step_seconds)
+    token_times: list[float] = field(default_factory=list)
+    # The model that produced the text (filled by the shared slot): between a visitor's
+    # load and their generate, another visitor may have loaded a different one.
+    model: str = ""
+    device: str = ""
+    dtype: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class TokenStreamer(BaseStreamer):
+    """Receives token ids from `generate()` and timestamps each one."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue = queue.Queue()
+        self.finished = threading.Event()  # set by end(): the consumer need not poll the queue
+        self.prompt_tokens = 0
+        self._prompt_seen = False
+
+    def put(self, value: torch.Tensor) -> None:
+        now = time.perf_counter()
+        if not self._prompt_seen:  # the first call carries the prompt
+            self._prompt_seen = True
+            self.prompt_tokens = int(value.shape[-1])
+            return
+        for tok in value.reshape(-1).tolist():  # batch of 1: one id per step
+            self.queue.put((tok, now))
+
+    def end(self) -> None:
+        self.queue.put(_DONE)
+        self.finished.set()
+
+
+class StopOnEvent(StoppingCriteria):
+    """Stop generation when the event is set (the Stop button, a closed tab)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+def context_length(model) -> int | None:
+    cfg = model.config
+    return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+
+
+def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int) -> dict:
+    """Tokenise on the CPU, check the context fits, move the inputs to the model's device."""
+    enc = tokenizer(prompt, return_tensors="pt")
+    n = int(enc["input_ids"].shape[-1])
+    ctx = context_length(model)
+    if n == 0:
+        raise UserError.of("err.no_tokens")
+    if ctx is not None and n + max_new_tokens > ctx:
+        raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, room=max(ctx - n, 0))
+    # The inputs must live where the embedding lives: an index_select between a
+    # cpu tensor and a cuda weight is exactly the error the break-it lab shows.
+    return {k: v.to(device) for k, v in enc.items()}
+
+
+def stream(
+    model,
+    tokenizer,
+    device: str,
+    prompt: str,
+    params: GenerationParams,
+    stop: threading.Event | None = None,
+    min_interval: float = 0.05,
+) -> Iterator[tuple[str, GenerationStats]]:
+    """Yield (text so far, stats so far) while `generate()` runs; the last one is final.
+
+    Updates are batched to at most one per `min_interval` seconds: the page cannot
+    show more, and decoding text for every token would steal CPU from the model.
+    """
+    stop = stop or threading.Event()
+    inputs = encode(tokenizer, prompt, device, model, params.max_new_tokens)
+    greedy = params.temperature == 0
+    streamer = TokenStreamer()
+    kwargs = dict(
+        **inputs, max_new_tokens=params.max_new_tokens, streamer=streamer,
+        stopping_criteria=StoppingCriteriaList([StopOnEvent(stop)]),
+        pad_token_id=model.generation_config.pad_token_id, do_sample=not greedy,
+    )
+    if greedy:
+        kwargs.update(temperature=None, top_p=None, top_k=None)
+    else:
+        kwargs.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
+    error: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            torch.manual_seed(params.seed)  # seeds the CPU and every CUDA generator
+            with torch.inference_mode():
+                model.generate(**kwargs)
+        except BaseException as e:  # surfaced in the consumer, never lost in the thread
+            error.append(e)
+            streamer.end()
+
+    stats = GenerationStats(greedy=greedy)
+    ids: list[int] = []
+    t_start = time.perf_counter()
+    thread = threading.Thread(target=work, name="generate", daemon=True)
+    thread.start()
+    t_first = t_last = None
+    stamps: list[float] = []
+    last_yield = 0.0
+    shown = 0  # tokens in the last update
+    stopped_early = False
+    eos = tokenizer.eos_token_id
+    try:
+        while True:
+            due = last_yield + min_interval
+            wait = due - time.perf_counter()
+            if wait <= 0:
+                items = [streamer.queue.get()]  # an update is due: block for the next token (or the end)
+            else:
+                # Not due yet: sleep until it is, or the end. Waking for every token would take
+                # the GIL from generate()'s Python loop ~300 times a second on a small model;
+                # each token's time is stamped by the streamer, not read here.
+                streamer.finished.wait(wait)
+                items = []
+            try:  # whatever has arrived
+                while True:
+                    items.append(streamer.queue.get_nowait())
+            except queue.Empty:
+                pass
+            done = False
+            for item in items:
+                if item is _DONE:
+                    done = True
+                    break
+                ids.append(item[0])
+                stamps.append(item[1])
+                if t_first is None:
+                    t_first = item[1]
+                t_last = item[1]
+            now = time.perf_counter()
+            if done or (len(ids) > shown and now >= due):
+                last_yield, shown = now, len(ids)
+                _fill(stats, streamer, ids, t_start, t_first, t_last, now)
+                stats.token_times = [x - t_start for x in stamps]
+                if done:
+                    stopped_early = stop.is_set()
+                    break
+                # a copy: a consumer that keeps updates must not see them change later
+                yield tokenizer.decode(ids, skip_special_tokens=True), replace(stats)
+    finally:
+        stop.set()  # a closed consumer (tab closed, Stop) ends the worker too
+        thread.join()
+    if error:
+        raise error[0]
+    stats.finish_reason = _finish_reason(ids, eos, params.max_new_tokens, stopped_early)
+    yield tokenizer.decode(ids, skip_special_tokens=True), stats
+
+
+def _finish_reason(ids: list[int], eos, budget: int, stop_requested: bool) -> str:
+    if ids and eos is not None and ids[-1] == eos:
+        return "eos"
+    if len(ids) >= budget:
+        return "length"
+    return "stopped" if stop_requested else "length"
+
+
+def _fill(stats: GenerationStats, streamer: TokenStreamer, ids: list[int], t_start: float,
+          t_first: float | None, t_last: float | None, now: float) -> None:
+    stats.prompt_tokens = streamer.prompt_tokens
+    stats.new_tokens = len(ids)
+    stats.total_seconds = now - t_start
+    if t_first is not None:
+        stats.ttft_seconds = t_first - t_start
+        stats.decode_seconds = (t_last or t_first) - t_first
+        if len(ids) > 1 and stats.decode_seconds > 0:
+            stats.tokens_per_second = (len(ids) - 1) / stats.decode_seconds

@@ -1,0 +1,214 @@
+"""The one loaded-model slot, shared by every visitor, behind its lock.
+
+A process holds one model at a time: a shared Space has a few GB of RAM, and two
+models loaded side by side would make every figure on the page wrong. Loading
+and generating both take the slot's lock, so a load waits for a running
+generation to finish (it never swaps the model under it), and a generation never
+sees a half-loaded model. The UI, the API and the CLI all go through its methods;
+none of them touches the lock or the tables.
+
+The lock is a plain `threading.Lock`, not an `RLock`: a generation holds it across
+its yields, and Gradio resumes a generator on whichever worker thread of its pool is
+free, so the thread that releases it is often not the one that took it. An RLock
+belongs to the thread that acquired it: released from another thread it raises
+RuntimeError and stays held for good (every later load then waits forever), and while
+"held" its owner thread could re-enter and swap the model under another visitor's
+generation. A Lock has no owner; nothing in the slot re-enters it.
+
+Every update a generation yields names the model, device and dtype that produced it:
+a visitor's load may be replaced by another visitor's before their generate runs.
+
+This is the only global mutable state in the playground.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+from playground.core import threads
+from playground.core.errors import UserError, shown
+from playground.core.inputs import GenerationParams
+from playground.hw import memory
+from playground.hw.devices import DeviceInfo, Dtype
+from playground.hw.sampler import Sampler, marking_progress
+from playground.load import loader
+from playground.load.catalog import ModelSource
+from playground.run import decode, generation
+
+ENGINES = ("generate", "manual", "manual-nocache")
+
+
+def check_engine(engine: object) -> str:
+    """'generate' (model.generate), 'manual' (the tutorials' prefill + decode loop with the KV
+    cache) or 'manual-nocache' (the same loop, no cache)."""
+    if engine not in ENGINES:
+        raise UserError(f"Unknown engine {shown(engine, 40)}; use one of {', '.join(ENGINES)}.")
+    return engine
+
+
+class ModelSlot:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # not re-entrant, and not owned by a thread: see the module docstring
+        self._loaded: loader.LoadedModel | None = None
+        self._source: ModelSource | None = None  # the model as the visitor named it, for the code to copy
+        # The memory timelines of the last load and the last generation (sampled at 15 Hz).
+        self._load_timeline: Sampler | None = None
+        self._gen_timeline: Sampler | None = None
+        # One stop event per visitor session, so Stop ends only the caller's own run.
+        self._stops: dict[str, threading.Event] = {}
+
+    # -- reading, without waiting --------------------------------------------
+    def status(self) -> dict:
+        # No lock: one read of one attribute. The page's banner asks every few seconds, and
+        # must not wait for (or block a worker thread behind) another visitor's generation.
+        lm = self._loaded
+        if lm is None:
+            return {"loaded": False}
+        r = lm.report
+        return {"loaded": True, "model": r.model, "device": r.device, "dtype": r.dtype, "label": r.label}
+
+    def current(self) -> tuple[loader.LoadReport, ModelSource] | None:
+        """The loaded model's report and source, or None (a snapshot: no lock)."""
+        lm, src = self._loaded, self._source
+        return (lm.report, src) if lm is not None and src is not None else None
+
+    def busy(self) -> bool:
+        """Is a load, a generation, a lab run or a comparison holding the slot right now?"""
+        return self._lock.locked()
+
+    def sessions(self) -> int:
+        """Runs that can be stopped right now (generations and comparisons)."""
+        return len(self._stops)
+
+    # -- holding it ---------------------------------------------------------
+    @contextmanager
+    def held(self) -> Iterator[loader.LoadedModel | None]:
+        """Hold the slot while reading the loaded model (a lab run copies it, Inspect walks it):
+        a load must not swap it meanwhile. Yields None when nothing is loaded."""
+        with self._lock:
+            yield self._loaded
+
+    @contextmanager
+    def emptied(self) -> Iterator[None]:
+        """Hold the slot with no model in it, e.g. while Compare loads its own models one by one."""
+        with self._lock:
+            self._unload()
+            yield
+
+    def unload(self) -> None:
+        """Drop the model and give its memory back (waits for a running generation)."""
+        with self._lock:
+            self._unload()
+
+    def _unload(self) -> None:
+        # the caller holds the lock
+        if self._loaded is None:
+            return
+        self._loaded = None
+        self._source = None
+        # gc, then glibc's malloc_trim: freed weights otherwise stay in the heap (a 16-bit copy
+        # made by a cast, ~190 MB for gpt2-small, is not returned), so RSS would keep the old
+        # model's bytes and the memory guard would see less available than there is.
+        memory.release_memory()
+
+    # -- loading ------------------------------------------------------------
+    def load(self, src: ModelSource, dev: DeviceInfo, dtype: Dtype,
+             progress: loader.Progress | None = None) -> loader.LoadReport:
+        # Check everything before unloading: an unreachable Hub id or a model that does not fit
+        # never unloads the model another visitor is using. The checks run under the lock all the
+        # same: the memory check builds the model on the meta device, which switches process-wide
+        # state (torch's default dtype while from_config builds in 16 bits; Accelerate's
+        # init_empty_weights patches nn.Module.register_parameter), so a generation running
+        # meanwhile would make its tensors in the wrong dtype, and a load its parameters on meta.
+        with self._lock:
+            sampler = Sampler(hz=15)
+            with sampler:
+                mark = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
+
+                def work() -> loader.LoadedModel:
+                    # The model held now is freed before the new one loads: the guard counts its RAM as
+                    # available. (No local name may keep a reference to it past the unload, or it is not freed.)
+                    plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded))
+                    # Free the old model first: two models side by side could exceed the RAM
+                    # of a small machine, and would distort the new load's memory figures.
+                    self._unload()
+                    return loader.load(plan, mark)
+
+                # in a thread that ends with the load: see playground.core.threads
+                self._loaded = threads.run(work, name="load")
+                self._source = src
+                self._load_timeline, self._gen_timeline = sampler, None
+                return self._loaded.report
+
+    # -- generating ---------------------------------------------------------
+    def generate(self, prompt: str, params: GenerationParams, session: str = "",
+                 engine: str = "generate") -> Iterator[tuple[str, generation.GenerationStats]]:
+        """Stream (text, stats) from the loaded model, with `engine` (see `check_engine`)."""
+        if self._loaded is None:
+            raise UserError.of("err.not_loaded")
+        with self.session(session) as stop, self._lock:
+            lm = self._loaded
+            if lm is None:
+                raise UserError.of("err.unloaded")
+            made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
+            if engine == "generate":
+                updates = generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
+            else:
+                updates = decode.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
+                                        use_cache=engine == "manual")
+            sampler = Sampler(hz=15)
+            self._gen_timeline = sampler  # readable while it runs: the last update draws it
+            with sampler:
+                sampler.mark("prefill")
+                decoding = False
+                for text, stats in updates:
+                    if not decoding and stats.new_tokens > 0:
+                        sampler.mark("decode")  # the first token ends the prefill
+                        decoding = True
+                    for k, v in made_by.items():
+                        setattr(stats, k, v)
+                    yield text, stats
+
+    @contextmanager
+    def session(self, session: str) -> Iterator[threading.Event]:
+        """The stop event of one visitor's run, registered while it runs: `stop(session)` sets it."""
+        stop = threading.Event()
+        self._stops[session] = stop
+        try:
+            yield stop
+        finally:
+            if self._stops.get(session) is stop:
+                del self._stops[session]
+
+    def stop(self, session: str = "") -> bool:
+        ev = self._stops.get(session)
+        if ev is None:
+            return False
+        ev.set()
+        return True
+
+    def timeline(self) -> tuple[list[dict], list[dict]]:
+        """(rows, peaks) of the last load followed by the last generation, on one time axis
+        (the idle time between the two is cut to half a second)."""
+        rows, peaks, offset = [], [], 0.0
+        for s in (self._load_timeline, self._gen_timeline):
+            if s is None:
+                continue
+            r = s.rows()
+            if not r:
+                continue
+            start = min(x["t"] for x in r)
+            rows += [dict(x, t=x["t"] - start + offset) for x in r]
+            peaks += [p.to_dict() for p in s.peaks()]
+            offset = max(x["t"] for x in rows) + 0.5
+        return rows, peaks
+
+
+def _reclaimable(lm: loader.LoadedModel | None) -> int:
+    """RAM the loaded model gives back when unloaded (its weights, when they are in RAM)."""
+    return lm.report.weights_bytes if lm is not None and lm.report.device in ("cpu", "mps") else 0
+
+
+SLOT = ModelSlot()

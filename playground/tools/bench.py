@@ -1,0 +1,336 @@
+"""Does the playground cost anything? The app's own path against bare Transformers, run by run.
+
+    python -m playground.bench            # the four cases, a table
+    python -m playground.bench --json     # one JSON object
+    python -m playground.bench --quick    # one small case, for the tests
+
+Bare Transformers (`from_pretrained` + `.to()` + `generate()`) and the playground's
+path (`SLOT.load` + `SLOT.generate`, every timer, the sampler and the streamer on)
+on the same model, device, dtype, prompt and greedy tokens, alternating run by run
+after a warm-up; medians. The sides and their meters are in
+`playground.tools.bench_sides`; what is compared and why it is fair: docs/bench.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from playground.core import threads
+from playground.core.errors import UserError
+from playground.core.paths import REPO
+from playground.hw import devices
+from playground.load import catalog, synthetic
+from playground.tools import cli, report, server
+from playground.tools.bench_sides import bare_run, plain_script, playground_run
+
+PROMPT = ("ROMEO:\nBut, soft! what light through yonder window breaks?\n"
+          "It is the east, and Juliet is the sun.\n")
+CASES = [
+    ("shakespeare-gpt2", "cpu", "float32"),
+    ("shakespeare-gpt2", "cpu", "bfloat16"),
+    ("synthetic/gpt2-small", "cpu", "float32"),
+    ("synthetic/gpt2-small", "cpu", "bfloat16"),
+]
+QUICK_CASES = [("shakespeare-gpt2", "cpu", "float32")]
+
+
+@dataclass(frozen=True)
+class Target:
+    op: str  # ">=" or "<="
+    limit: float
+    what: str
+
+    def met(self, value: float | None) -> bool | None:
+        if value is None:
+            return None
+        return value >= self.limit if self.op == ">=" else value <= self.limit
+
+
+TARGETS = {
+    "decode_tokens_per_second_ratio": Target(">=", 0.97, "decode tokens/s, playground / bare"),
+    "ttft_difference_seconds": Target("<=", 0.020, "time to first token, playground - bare (s)"),
+    "load_migrate_ratio": Target("<=", 1.10, "load wall time (tokenizer + from_pretrained + .to), playground / bare"),
+    "peak_rss_load_ratio": Target("<=", 1.10, "peak RSS growth during load, playground / bare"),
+    "cold_start_ratio": Target("<=", 1.30, "python app.py to HTTP 200 / import torch, transformers, gradio"),
+}
+# Not targets of the issue, but they check that the page's own figures tell the truth.
+INFO = {
+    "load_migrate_reported_ratio": Target("<=", 1.10, "the page's load + migrate seconds / bare from_pretrained + .to()"),
+    "ttft_reported_difference_seconds": Target("<=", 0.020, "the page's TTFT - bare TTFT (s)"),
+}
+
+
+# ---------------------------------------------------------------- a case
+
+def _median(runs: list[dict], key: str) -> float | None:
+    vals = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _paired(timed: dict[str, list[dict]], key: str) -> float | None:
+    pairs = [(p[key], b[key]) for p, b in zip(timed["playground"], timed["bare"]) if p.get(key) and b.get(key)]
+    return statistics.median(p / b for p, b in pairs) if pairs else None
+
+
+def _ratio(name: str, value: float | None, targets: dict = TARGETS) -> dict:
+    t = targets[name]
+    return {"value": value, "target": f"{t.op} {t.limit}", "met": t.met(value), "what": t.what}
+
+
+MEDIAN_KEYS = ("load_seconds", "load_migrate_seconds", "tokenizer_seconds", "peak_rss", "peak_rss_growth",
+               "rss_before_load", "ttft_seconds", "ttft_reported_seconds", "prompt_tokens", "new_tokens",
+               "decode_seconds", "tokens_per_second")
+
+
+def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int, prompt: str = PROMPT,
+             log=lambda msg: None, with_control: bool = True) -> dict:
+    if model.startswith("synthetic/"):
+        log(f"  ensuring {model} exists (built once)")
+        threads.run(synthetic.ensure, model)  # torch work stays off the main thread (docs/bench.md)
+    path = catalog.resolve(model).ref
+    load_before = os.getloadavg()
+    sides = {"bare": lambda: threads.run(bare_run, path, device, dtype, prompt, n, name="bare"),
+             "playground": lambda: playground_run(model, device, dtype, prompt, n)}
+    for i in range(warmup):
+        for side in ("bare", "playground"):
+            log(f"  warm-up {i + 1}/{warmup}: {side}")
+            sides[side]()
+    timed: dict[str, list[dict]] = {"bare": [], "playground": []}
+    for i in range(runs):
+        order = ("bare", "playground") if i % 2 == 0 else ("playground", "bare")
+        for side in order:
+            r = sides[side]()
+            timed[side].append(r)
+            log(f"  run {i + 1}/{runs} {side:<10} load {r['load_seconds']:.3f} s, ttft {r['ttft_seconds'] * 1000:.1f} ms, "
+                f"{r['tokens_per_second'] or 0:.1f} tok/s ({r['new_tokens']} tokens), "
+                f"peak RSS +{r['peak_rss_growth'] / 2**20:.1f} MiB")
+    med = {side: {k: _median(rs, k) for k in MEDIAN_KEYS} for side, rs in timed.items()}
+    control = {}
+    if with_control:
+        log("  control: the plain script in its own process")
+        control = plain_script(path, device, dtype, prompt, n, runs)
+    b, p = med["bare"], med["playground"]
+
+    def div(a, c):
+        return a / c if a is not None and c else None
+
+    def sub(a, c):
+        return a - c if a is not None and c is not None else None
+
+    ratios = {
+        "decode_tokens_per_second_ratio": _ratio("decode_tokens_per_second_ratio",
+                                                 div(p["tokens_per_second"], b["tokens_per_second"])),
+        "ttft_difference_seconds": _ratio("ttft_difference_seconds", sub(p["ttft_seconds"], b["ttft_seconds"])),
+        "load_migrate_ratio": _ratio("load_migrate_ratio", div(p["load_seconds"], b["load_seconds"])),
+        "peak_rss_load_ratio": _ratio("peak_rss_load_ratio", div(p["peak_rss_growth"], b["peak_rss_growth"])),
+    }
+    info = {
+        "load_migrate_reported_ratio": _ratio("load_migrate_reported_ratio",
+                                              div(p["load_migrate_seconds"], b["load_migrate_seconds"]), INFO),
+        "ttft_reported_difference_seconds": _ratio("ttft_reported_difference_seconds",
+                                                   sub(p["ttft_reported_seconds"], b["ttft_seconds"]), INFO),
+        "decode_paired_ratio": {
+            "value": _paired(timed, "tokens_per_second"),
+            "what": ("decode tokens/s, the median of playground / bare over the runs, each pair run back to back "
+                     "(less moved by this machine's slow drifts than the ratio of the two medians)")},
+        "decode_vs_plain_script_ratio": {
+            "value": div(p["tokens_per_second"], control.get("tokens_per_second")),
+            "what": "decode tokens/s, playground / the plain script in its own process, on its main thread"},
+        "bare_vs_plain_script_decode_ratio": {
+            "value": div(b["tokens_per_second"], control.get("tokens_per_second")),
+            "what": "decode tokens/s, bare here (in a thread) / the plain script (main thread, own process)"},
+        "ttft_vs_plain_script_difference_seconds": {
+            "value": sub(p["ttft_seconds"], control.get("ttft_seconds")),
+            "what": "time to first token, playground - the plain script (s); the script's ids are already tokenised"},
+        "peak_rss_absolute_ratio": {"value": div(p["peak_rss"], b["peak_rss"]),
+                                    "what": "peak RSS during load including the process baseline, playground / bare"},
+    }
+    # Greedy on both sides: the same tokens, or the comparison is not like for like.
+    same_tokens = all(r["new_tokens"] == timed["bare"][0]["new_tokens"] for r in timed["bare"] + timed["playground"])
+    return dict(model=model, device=device, dtype=dtype, runs=runs, warmup=warmup, max_new_tokens=n,
+                same_token_count=same_tokens, loadavg_before=load_before, loadavg_after=os.getloadavg(), medians=med,
+                control=control, ratios=ratios, info=info,
+                runs_detail={s: [{k: v for k, v in r.items() if k not in ("token_ids", "text")} for r in rs]
+                             for s, rs in timed.items()})
+
+
+# ---------------------------------------------------------------- cold start
+
+def app_start_seconds(timeout: float = 180.0) -> float:
+    """Launch `python app.py`, ask every 50 ms until the page answers 200, stop it."""
+    with tempfile.TemporaryDirectory(prefix="playground-bench-") as tmp:
+        t0 = time.perf_counter()
+        proc, _url, _log = server.start_server(Path(tmp), timeout=timeout, poll=0.05)
+        seconds = time.perf_counter() - t0
+        server.stop_server(proc)
+    return seconds
+
+
+def import_seconds() -> float:
+    """A fresh interpreter that only imports what the app is built on.
+
+    The clock stops when the child says the imports are done, not when it exits:
+    tearing down torch and gradio at exit takes a while, and the app's clock does
+    not include an exit either."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", "import torch, transformers, gradio; print('imported', flush=True)"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    seconds = time.perf_counter() - t0
+    proc.wait()
+    if line.strip() != "imported" or proc.returncode != 0:
+        raise RuntimeError(f"the import baseline failed (exit code {proc.returncode})")
+    return seconds
+
+
+def cold_start(runs: int, log=lambda msg: None) -> dict:
+    app, imp = [], []
+    for i in range(runs):
+        order = (("app", app_start_seconds, app), ("imports", import_seconds, imp))
+        for name, fn, sink in (order if i % 2 == 0 else order[::-1]):
+            sink.append(fn())
+            log(f"  cold start {i + 1}/{runs} {name:<8} {sink[-1]:.2f} s")
+    a, b = statistics.median(app), statistics.median(imp)
+    return dict(runs=runs, app_seconds=app, import_seconds=imp,
+                medians={"app_to_http_200_seconds": a, "import_torch_transformers_gradio_seconds": b},
+                ratio=_ratio("cold_start_ratio", a / b))
+
+
+# ---------------------------------------------------------------- the whole bench
+
+def machine() -> dict:
+    import torch
+
+    return dict(cpu=devices.cpu_name(), cores=os.cpu_count(), torch_threads=torch.get_num_threads(),
+                bf16_native=devices.cpu_native_bf16(), versions=report.versions())
+
+
+def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_tokens: int | None = None,
+        with_cold_start: bool | None = None, log=lambda msg: None) -> dict:
+    cases = QUICK_CASES if quick else CASES
+    runs = runs if runs is not None else (2 if quick else 11)
+    n = max_new_tokens if max_new_tokens is not None else (16 if quick else 64)
+    with_cold_start = (not quick) if with_cold_start is None else with_cold_start
+    t0 = time.perf_counter()
+    out: dict = dict(machine=machine(), settings=dict(quick=quick, runs=runs, warmup=warmup, max_new_tokens=n,
+                                                      prompt=PROMPT, cold_start=with_cold_start),
+                     cases={}, ratios={})
+    for model, device, dtype in cases:
+        key = f"{model} {device} {dtype}"
+        log(f"{key}:")
+        case = run_case(model, device, dtype, runs, warmup, n, log=log, with_control=not quick)
+        out["cases"][key] = case
+        out["ratios"][key] = case["ratios"]
+    if with_cold_start:
+        log("cold start:")
+        cs = cold_start(max(1, min(runs, 3)) if not quick else 1, log=log)
+    else:
+        cs = dict(skipped="not run (--quick without --cold-start)", medians=None,
+                  ratio=_ratio("cold_start_ratio", None))
+    out["cold_start"] = cs
+    out["ratios"]["cold_start"] = {"cold_start_ratio": cs["ratio"]}
+    mets = {f"{case}: {name}": r["met"] for case, group in out["ratios"].items() for name, r in group.items()}
+    out["all_met"] = not any(m is False for m in mets.values())  # of those measured
+    out["missed"] = [k for k, m in mets.items() if m is False]
+    out["not_measured"] = [k for k, m in mets.items() if m is None]
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "—"
+    if unit == "ms":
+        return f"{v * 1000:.1f} ms"
+    if unit == "MiB":
+        return f"{v / 2**20:.1f} MiB"
+    if unit == "s":
+        return f"{v:.3f} s"
+    if unit == "tok/s":
+        return f"{v:.1f}"
+    return f"{v:.3f}"
+
+
+def table(result: dict) -> str:
+    rows = [("decode tokens/s", "tokens_per_second", "tok/s", "decode_tokens_per_second_ratio", "ratio"),
+            ("time to first token", "ttft_seconds", "ms", "ttft_difference_seconds", "ms"),
+            ("load (wall)", "load_seconds", "s", "load_migrate_ratio", "ratio"),
+            ("peak RSS growth in load", "peak_rss_growth", "MiB", "peak_rss_load_ratio", "ratio")]
+    info_rows = [("  page's TTFT", "ttft_reported_seconds", "ms", "ttft_reported_difference_seconds", "ms"),
+                 ("  page's load+migrate", "load_migrate_seconds", "s", "load_migrate_reported_ratio", "ratio")]
+    control_rows = [("  control: plain script", "tokens_per_second", "tok/s", "decode_vs_plain_script_ratio", "ratio"),
+                    ("  control: plain script", "ttft_seconds", "ms", "ttft_vs_plain_script_difference_seconds", "ms")]
+    head = f"{'case':<34} {'metric':<25} {'bare':>11} {'playground':>11} {'ratio/diff':>11} {'target':>9}  met"
+    lines = [head, "-" * len(head)]
+    for key, case in result["cases"].items():
+        b, p = case["medians"]["bare"], case["medians"]["playground"]
+        for label, mk, unit, rk, runit in rows + info_rows:
+            r = case["ratios"].get(rk) or case["info"][rk]
+            met = {True: "yes", False: "NO", None: "n/a"}[r["met"]]
+            lines.append(f"{key:<34} {label:<25} {_fmt(b.get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
+                         f"{_fmt(r['value'], runit):>11} {r['target']:>9}  {met}")
+        paired = case["info"].get("decode_paired_ratio", {}).get("value")
+        lines.append(f"{key:<34} {'  decode, paired runs':<25} {'':>11} {'':>11} {_fmt(paired, 'ratio'):>11} "
+                     f"{'':>9}  (median of run-by-run ratios)")
+        for label, mk, unit, rk, runit in control_rows if case.get("control") else ():
+            r = case["info"][rk]  # the script's figure in the "bare" column
+            lines.append(f"{key:<34} {label:<25} {_fmt(case['control'].get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
+                         f"{_fmt(r['value'], runit):>11} {'':>9}  (no target)")
+        lines.append(f"{'':<34} {'new tokens (both sides)':<25} {_fmt(b['new_tokens'], ''):>11} "
+                     f"{_fmt(p['new_tokens'], ''):>11}   same count: {case['same_token_count']}")
+    cs = result["cold_start"]
+    r = cs["ratio"]
+    met = {True: "yes", False: "NO", None: "n/a"}[r["met"]]
+    if cs.get("medians"):
+        m = cs["medians"]
+        lines.append(f"{'cold start':<34} {'app.py -> 200 / imports':<25} {_fmt(m['import_torch_transformers_gradio_seconds'], 's'):>11} "
+                     f"{_fmt(m['app_to_http_200_seconds'], 's'):>11} {_fmt(r['value'], 'ratio'):>11} {r['target']:>9}  {met}")
+    else:
+        lines.append(f"{'cold start':<34} {cs.get('skipped', '')}")
+    lines.append(f"all targets met: {result['all_met']} · {result['machine']['cpu']}, {result['machine']['cores']} cores, "
+                 f"torch {result['machine']['versions']['torch']} · {result['settings']['runs']} runs per side, "
+                 f"{result['settings']['max_new_tokens']} new tokens · {result['seconds']:.0f} s")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = cli.Parser(prog="python -m playground.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--quick", action="store_true", help="one small case, 2 runs, 16 tokens, no cold start")
+    parser.add_argument("--runs", type=int, default=None, help="timed runs per side (default 11; 2 with --quick)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs per side first (default 1)")
+    parser.add_argument("--max-new-tokens", type=int, default=None, help="greedy tokens per run (default 64; 16 with --quick)")
+    parser.add_argument("--cold-start", dest="cold_start", action="store_true", default=None,
+                        help="measure cold start even with --quick")
+    parser.add_argument("--no-cold-start", dest="cold_start", action="store_false", help="skip the cold start")
+    try:
+        args = parser.parse_args(argv)
+        if args.runs is not None and args.runs < 1:
+            raise UserError(f"--runs must be at least 1; got {args.runs}.")
+        if args.warmup < 0:
+            raise UserError(f"--warmup must be 0 or more; got {args.warmup}.")
+        if args.max_new_tokens is not None and args.max_new_tokens < 2:
+            raise UserError(f"--max-new-tokens must be at least 2 (a decode rate needs two tokens); got {args.max_new_tokens}.")
+        cli.quiet_libraries()
+        log = (lambda msg: print(msg, file=sys.stderr, flush=True))
+        with cli.stdout_to_stderr():
+            result = run(quick=args.quick, runs=args.runs, warmup=args.warmup, max_new_tokens=args.max_new_tokens,
+                         with_cold_start=args.cold_start, log=log)
+    except UserError as e:
+        print(f"error: {cli.one_line(e)}", file=sys.stderr)
+        return cli.EXIT_USAGE
+    sys.stdout.write((json.dumps(result) if args.json else table(result)) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""The command line: every measurement the page shows, without a browser.
+
+    python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
+
+`report` runs the pipeline the page and the API run, through the same shared
+slot (`playground.run.slot.SLOT`): `SLOT.load` (validate, `from_pretrained`, then
+`model.to(device)`, then `model.eval()`, each timed apart with RAM and VRAM read
+before and after), then `SLOT.generate` (the token-counting streamer in a worker
+thread, the stop criterion, the same greedy/sampling switch). Nothing here
+measures anything: it prints the reports those functions return, so a figure
+from the CLI and a figure on the page come from the same code.
+
+With `--json`, stdout carries exactly one JSON object and nothing else. Libraries
+sometimes print (a progress bar, a deprecation notice); while the model loads and
+generates, file descriptor 1 points at stderr, so their output cannot end up
+inside the JSON.
+
+Exit codes: 0 on success, 2 for a bad argument (one line on stderr saying what
+was wrong and what to do), 1 for anything else that failed (one line too; set
+PLAYGROUND_DEBUG=1 for the traceback), 130 on Ctrl-C.
+
+Commands are registered in `COMMANDS`; a new one is a function that adds its
+arguments to a subparser and a function that runs it and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+from playground.core.errors import UserError
+from playground.core.inputs import DEFAULT_PROMPT
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr, not usage plus message."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see: {self.prog} --help)")
+
+
+@dataclass
+class Command:
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# ---------------------------------------------------------------- report
+
+def _report_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True,
+                   help="bundled name (shakespeare-gpt2), synthetic/..., a Hub id, or a local folder")
+    p.add_argument("--device", required=True, help="cpu, cuda, cuda:N, mps or auto")
+    p.add_argument("--dtype", required=True, help="float32, float16, bfloat16 or auto")
+    p.add_argument("--prompt", default=DEFAULT_PROMPT, help=f"text to continue (default {DEFAULT_PROMPT!r})")
+    p.add_argument("--max-new-tokens", default="64", help="token budget, 1 to PLAYGROUND_MAX_NEW_TOKENS (default 64)")
+    p.add_argument("--temperature", default="0", help="0 is greedy (default); above 0 samples")
+    p.add_argument("--top-p", default="1", help="nucleus sampling mass, used when temperature > 0 (default 1)")
+    p.add_argument("--seed", default="0", help="sampling seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else")
+
+
+def _run_report_command(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: torch and Transformers take seconds to import, and a
+    # usage error (or --help) answers at once.
+    from playground.tools import report
+
+    progress = None if args.json else (lambda frac, desc: print(f"[{frac:4.0%}] {desc}", file=sys.stderr))
+    with stdout_to_stderr():
+        result = report.run_report(args.model, args.device, args.dtype, prompt=args.prompt,
+                            max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+                            top_p=args.top_p, seed=args.seed, progress=progress)
+    if args.json:
+        sys.stdout.write(json.dumps(result) + "\n")
+    else:
+        sys.stdout.write(report.format_report(result) + "\n")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Command] = {
+    "report": Command("load a model, generate once, print every measurement", _report_arguments, _run_report_command),
+}
+
+
+# ---------------------------------------------------------------- plumbing
+
+def quiet_libraries() -> None:
+    """No progress bars, no advisory warnings: the output is the report."""
+    import warnings
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    warnings.filterwarnings("ignore")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Point fd 1 (and sys.stdout) at stderr for the duration, C-level writes included."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m playground", description="The device playground, without a browser.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name, cmd in COMMANDS.items():
+        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        cmd.add_arguments(p)
+        p.set_defaults(_run=cmd.run)
+    return parser
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "_run", None):
+            raise UserError("no command given. Commands: " + ", ".join(COMMANDS) + " (see: python -m playground --help)")
+        quiet_libraries()
+        return args._run(args)
+    except UserError as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # one line, like the page; the traceback on request
+        if os.environ.get("PLAYGROUND_DEBUG"):
+            traceback.print_exc()
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        print(f"error: {type(e).__name__}: {one_line(msg)[:500]} (set PLAYGROUND_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""Devices and dtypes: discovery with reasons, parsing what a visitor sent once, hints on costs."""
+
+import pytest
+import torch
+
+from playground.core.errors import UserError
+from playground.hw import devices
+
+
+def test_cpu_always_available_and_auto_listed():
+    devs = {d.id: d for d in devices.discover()}
+    assert devs["cpu"].available and devs["cpu"].name
+    assert devs["auto"].available
+
+
+def test_absent_gpu_is_listed_with_reason():
+    devs = devices.discover()
+    cuda = [d for d in devs if d.kind == "cuda"]
+    assert cuda, "CUDA must be listed even when absent"
+    if not torch.cuda.is_available():
+        assert all(not d.available and d.reason for d in cuda)
+        assert "CUDA" in cuda[0].reason.text("en") and "CUDA" in cuda[0].reason.text("zh")
+        assert cuda[0].to_dict()["reason"] == cuda[0].reason.text("en")  # the API's English
+    mps = [d for d in devs if d.kind == "mps"]
+    assert len(mps) == 1 and (mps[0].available or mps[0].reason)
+
+
+@pytest.mark.parametrize("bad", ["gpu", "", "   ", "cpu; rm -rf /", "cuda:99", "CPU", "cuda:0:1", "metal"])
+def test_parse_device_rejects_with_reason(bad):
+    with pytest.raises(UserError) as e:
+        devices.parse_device(bad)
+    assert "cpu" in str(e.value)  # always names what is available
+
+
+def test_parse_device_accepts_cpu_and_discovers_once(monkeypatch):
+    assert devices.parse_device("cpu").id == "cpu"
+    calls = []
+    real = devices.discover
+    monkeypatch.setattr(devices, "discover", lambda: calls.append(1) or real())
+    assert devices.parse_device(" auto ").id == "auto" and calls == [1]
+
+
+@pytest.mark.parametrize("bad", ["int8", "float64", "fp32", "", "half", None, 3])
+def test_parse_dtype_rejects(bad):
+    with pytest.raises(UserError) as e:
+        devices.parse_dtype(bad)
+    assert "float32" in str(e.value)
+
+
+def test_parse_dtype_gives_a_torch_dtype_or_auto():
+    assert devices.parse_dtype(" bfloat16") is torch.bfloat16 and devices.parse_dtype("auto") == "auto"
+    assert devices.dtype_name(torch.float16) == "float16" and devices.dtype_name("auto") == "auto"
+
+
+def test_fp16_hint_depends_on_cpu_flags(monkeypatch):
+    cpu = devices.DeviceInfo(id="cpu", kind="cpu", available=True, name="x")
+    monkeypatch.setattr(devices, "cpu_flags", lambda: {"avx2"})
+    hint = devices.hint(cpu, torch.float16)
+    assert "slower" in hint.text("en") and "慢" in hint.text("zh")
+    monkeypatch.setattr(devices, "cpu_flags", lambda: {"avx2", "avx512_fp16"})
+    assert devices.hint(cpu, torch.float16) is None
+
+
+def test_native_flags():
+    assert devices.cpu_native_fp16({"asimdhp"}) and not devices.cpu_native_fp16({"avx2"})
+    assert devices.cpu_native_bf16({"amx_bf16"}) and not devices.cpu_native_bf16(set())
+
+
+def test_bf16_hint_on_old_gpu():
+    old = devices.DeviceInfo(id="cuda:0", kind="cuda", available=True, name="Tesla T4", bf16=False, capability="7.5")
+    assert "Tesla T4" in devices.hint(old, torch.bfloat16).text("en")
+
+
+def test_sync_is_safe_on_cpu():
+    devices.sync("cpu")
+    devices.sync(None)

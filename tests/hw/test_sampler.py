@@ -1,0 +1,112 @@
+"""The memory sampler: it samples at its rate, sees allocations, marks phases, and costs < 1% of a core."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import torch
+
+from playground.hw.sampler import Sampler, marking_progress
+from playground.load import loader
+
+MiB = 2**20
+
+
+def test_sees_an_allocation_in_the_phase_it_happened():
+    with Sampler(hz=20) as s:
+        s.mark("quiet")
+        time.sleep(0.3)
+        s.mark("alloc")
+        x = torch.ones(200 * MiB, dtype=torch.uint8)  # ones: every page really touched
+        time.sleep(0.3)
+        del x
+        s.mark("freed")
+        time.sleep(0.2)
+    peaks = {p.name: p for p in s.peaks()}
+    assert list(peaks) == ["quiet", "alloc", "freed"]
+    assert peaks["alloc"].rss_peak - peaks["quiet"].rss_peak > 150 * MiB
+    assert peaks["quiet"].rss_peak - peaks["quiet"].rss_start < 50 * MiB
+    for p in peaks.values():  # a peak is never below the phase's own boundary readings
+        assert p.rss_peak >= max(p.rss_start, p.rss_end)
+        assert p.samples >= 2
+    # ~20 Hz over ~0.8 s, plus one reading per mark and at start/stop
+    assert 10 <= len(s.samples) <= 30, len(s.samples)
+
+
+def test_boundary_reading_belongs_to_both_phases():
+    with Sampler(hz=10) as s:
+        s.mark("a")
+        x = torch.ones(100 * MiB, dtype=torch.uint8)
+        s.mark("b")  # this reading sees x: a's last and b's first
+        del x
+    a, b = s.peaks()
+    assert a.rss_end == b.rss_start
+    assert a.rss_peak >= a.rss_start + 80 * MiB
+
+
+def test_overhead_stays_under_one_percent_of_a_core():
+    # While the main thread works (as a load or a generation would), the sampler's own
+    # thread CPU time over ~2 s of wall time must stay under 1% of one core.
+    a = torch.randn(256, 256)
+    with Sampler(hz=20) as s:
+        t_end = time.perf_counter() + 2.0
+        while time.perf_counter() < t_end:
+            a = torch.tanh(a @ a)
+    assert 30 <= len(s.samples) <= 50, len(s.samples)  # it did sample at ~20 Hz
+    assert s.thread_cpu_seconds > 0  # and measured its own work
+    assert s.overhead_percent < 1.0, f"sampler used {s.overhead_percent:.2f}% of a core"
+    print(f"\nsampler: {len(s.samples)} samples in {s.wall_seconds:.2f} s, "
+          f"{s.thread_cpu_seconds * 1e3:.1f} ms CPU = {s.overhead_percent:.2f}% of one core")
+
+
+def test_phase_block_rows_and_dict():
+    with Sampler(hz=15) as s:
+        with s.phase("decode"):
+            time.sleep(0.15)
+        time.sleep(0.1)
+    assert [sp.name for sp in s.spans] == ["decode"]
+    assert s.spans[0].end is not None and 0.1 < s.spans[0].end - s.spans[0].start < 1.0
+    rows = s.rows()
+    series = {r["series"] for r in rows}
+    assert {"process RSS", "system available"} <= series
+    assert all(r["bytes"] > 0 for r in rows)
+    assert [r["t"] for r in rows] == sorted(r["t"] for r in rows)
+    d = json.loads(json.dumps(s.to_dict()))  # plain data, ready for a plot or the API
+    assert d["peaks"][0]["name"] == "decode" and d["samples"] and d["overhead_percent"] >= 0
+
+
+def test_stop_twice_and_bad_rate():
+    s = Sampler(hz=10).start()
+    s.stop()
+    n = len(s.samples)
+    s.stop()
+    assert len(s.samples) == n
+    with pytest.raises(ValueError):
+        Sampler(hz=0)
+
+
+def test_marking_progress_follows_the_loaders_descriptions():
+    seen = []
+    with Sampler(hz=10) as s:
+        cb = marking_progress(s, lambda f, d: seen.append(d))
+        for d in ("tokenizer", "import: the architecture's code", "load: from_pretrained (disk to RAM)",
+                  "migrate: model.to('cpu')", "model.eval()", "loaded"):
+            cb(0.5, d)
+    assert [sp.name for sp in s.spans] == ["import", "load", "migrate", "eval"]
+    assert len(seen) == 6  # the wrapped callback still gets everything
+
+
+def test_timeline_of_a_real_load_agrees_with_the_load_report():
+    with Sampler(hz=20) as s:
+        lm = loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32")),
+                         progress=marking_progress(s))
+    rep = lm.report
+    peaks = {p.name: p for p in s.peaks()}
+    assert ["load", "migrate", "eval"] == [n for n in peaks if n in ("load", "migrate", "eval")]
+    by_report = {p.name: p for p in rep.phases}
+    for name in ("load", "migrate"):
+        # the sampler's boundary readings come microseconds after the report's snapshots
+        assert peaks[name].rss_peak >= by_report[name].rss_after - MiB
+        assert peaks[name].rss_peak >= by_report[name].rss_before - MiB

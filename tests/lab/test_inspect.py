@@ -1,0 +1,90 @@
+"""Inspect: one row per module, read from the tensors; mixed placement is flagged."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from playground.core.errors import UserError
+from playground.hw.memory import weights_bytes
+from playground.lab import harness
+from playground.lab.inspect import inspect
+from playground.lab.render import inspect_markdown
+
+
+@pytest.fixture(scope="module")
+def model():
+    return harness.bundled()[0]
+
+
+def test_a_whole_model_on_one_device_has_no_flags(model):
+    rep = inspect(model)
+    assert rep.flagged == [] and not rep.fake
+    assert rep.majority_device == "cpu" and rep.majority_dtype == "float32"
+    assert sum(s["bytes"] for s in rep.summary) == rep.total_bytes == weights_bytes(model)
+    assert sum(r.params for r in rep.rows) >= sum(p.numel() for p in model.parameters())
+
+
+def test_counts_side_by_side_explain_the_tied_head(model):
+    rep = inspect(model)
+    c = rep.counts
+    assert c["parameters()"] == c["named_parameters()"] == len(list(model.parameters()))
+    assert c["state_dict()"] == c["named_parameters()"] + 1  # lm_head.weight is transformer.wte.weight
+    assert ["transformer.wte.weight", "lm_head.weight"] in rep.tied
+    head = next(r for r in rep.rows if r.name == "lm_head")
+    assert head.bytes == 0 and head.shared == ["lm_head.weight = transformer.wte.weight"]
+
+
+def test_half_moved_fake_model_flags_the_block_left_behind(model):
+    rep = inspect(harness.half_moved_model(model))
+    assert rep.fake and rep.majority_device == "cuda:0"
+    assert "transformer.h.0.ln_1" in rep.flagged
+    assert all(name.startswith("transformer.h.0") for name in rep.flagged)
+    row = next(r for r in rep.rows if r.name == "transformer.h.0.attn.c_attn")
+    assert row.flags == [{"kind": "device", "device": "cpu", "majority": "cuda:0"}]
+    assert {s["device"] for s in rep.summary} == {"cpu", "cuda:0"}
+
+
+def test_dtype_split_is_flagged_on_real_tensors(model):
+    rep = inspect(harness.dtype_split_model(model))
+    assert not rep.fake
+    row = next(r for r in rep.rows if r.name == "transformer.h.0.mlp.c_fc")
+    assert row.flags == [{"kind": "dtype", "dtype": "bfloat16", "majority": "float32"}]
+    assert not any(n.startswith("transformer.h.1") for n in rep.flagged)
+
+
+def test_mixed_devices_inside_one_module_and_buffers():
+    lin = torch.nn.Linear(4, 4)
+    lin.bias = torch.nn.Parameter(torch.zeros(4, device="meta"))
+    net = torch.nn.Sequential(lin, torch.nn.BatchNorm1d(4))
+    rep = inspect(net)
+    row = next(r for r in rep.rows if r.name == "0")
+    assert row.flags[0]["kind"] == "mixed" and set(row.devices) == {"cpu", "meta"}
+    bn = next(r for r in rep.rows if r.name == "1")
+    assert bn.buffers == 4 + 4 + 1 and "running_mean" in bn.tensors
+    assert rep.counts["buffers()"] == 3
+    # integer buffers (num_batches_tracked) never count as a dtype split
+    assert not any(f["kind"] == "dtype" for f in bn.flags)
+
+
+def test_device_map_is_reported():
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    net.hf_device_map = {"0": "cpu", "1": "disk"}
+    rep = inspect(net)
+    assert rep.hf_device_map == {"0": "cpu", "1": "disk"}
+    assert "disk" in inspect_markdown(rep, "en")
+
+
+def test_markdown_in_both_languages(model):
+    rep = inspect(harness.half_moved_model(model))
+    en, zh = inspect_markdown(rep, "en"), inspect_markdown(rep, "zh")
+    assert "⚠" in en and "transformer.h.0.ln_1" in en and "state_dict()" in en
+    assert "most of the model is on cuda:0" in en
+    assert "设备" in zh and "⚠" in zh
+    assert en.index("transformer.h.0.ln_1") < en.index("transformer.h.1.ln_1")  # flagged rows first
+    assert "rows shown" in inspect_markdown(rep, "en", max_rows=3)
+
+
+def test_not_a_model_is_a_user_error():
+    with pytest.raises(UserError):
+        inspect("gpt2")

@@ -1,0 +1,103 @@
+"""Loading in timed phases: the report's facts, the dtype and device choices, refusals before the unload."""
+
+import time
+
+import pytest
+import torch
+
+from playground.core.errors import UserError
+from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
+from tests.conftest import load
+
+
+def test_hub_id_without_network_fails_fast(monkeypatch):
+    from huggingface_hub import constants
+
+    # Point the Hub at a closed local port: the same as no network, deterministic.
+    monkeypatch.setattr(constants, "ENDPOINT", "https://127.0.0.1:9")
+    t0 = time.perf_counter()
+    with pytest.raises(UserError) as e:
+        load("playground-test/not-cached-model", "cpu", "float32")
+    assert time.perf_counter() - t0 < 5
+    assert BUNDLED_NAME in str(e.value) and "unreachable" in str(e.value)
+
+
+def test_real_hub_id_here_fails_fast_or_is_not_found():
+    # On these machines there is no network: the real path must answer quickly too.
+    t0 = time.perf_counter()
+    with pytest.raises(UserError) as e:
+        load("playground-test/not-a-real-model-x9", "cpu", "float32")
+    assert time.perf_counter() - t0 < 10
+    msg = str(e.value)
+    assert BUNDLED_NAME in msg or "not found" in msg
+
+
+def test_load_bundled_float32_phases(bundled):
+    r = bundled.report
+    assert [p.name for p in r.phases] == ["estimate", "import", "load", "migrate", "eval"]
+    assert r.import_seconds >= 0
+    n = sum(p.numel() for p in bundled.model.parameters())
+    assert r.param_count == n and 3_000_000 <= n <= 6_000_000
+    assert r.weights_bytes == n * 4  # float32, no buffers, tied head counted once
+    assert r.load_seconds > 0 and r.migrate_seconds >= 0
+    assert "no-op" in r.migrate_note.text("en")  # cpu -> cpu copies nothing
+    assert "空操作" in r.migrate_note.text("zh") and r.to_dict()["migrate_note"].startswith("no-op")
+    assert r.disk_bytes == (BUNDLED_DIR / "model.safetensors").stat().st_size
+    assert r.ram["rss_before"] > 0 and r.ram["rss_after"] > 0
+    assert not bundled.model.training  # eval() ran
+    # float32 checkpoint, float32 on cpu: the weights stay mapped from the file (zero copy)
+    assert r.file_backed_bytes == r.weights_bytes
+    if not torch.cuda.is_available():
+        assert r.vram["available"] is False and r.vram["reason"].text("en")
+        assert r.to_dict()["vram"]["reason"] == r.vram["reason"].text("en")  # the API says it in English
+
+
+def test_load_bfloat16_halves_weight_bytes(bundled):
+    lm = load(BUNDLED_NAME, "cpu", "bfloat16")
+    assert lm.report.dtype == "bfloat16"
+    assert lm.report.weights_bytes * 2 == bundled.report.weights_bytes
+    assert all(p.dtype == torch.bfloat16 for p in lm.model.parameters())
+
+
+def test_auto_dtype_keeps_checkpoint_dtype():
+    lm = load(BUNDLED_NAME, "cpu", "auto")
+    assert lm.report.dtype == "float32" and "checkpoint" in lm.report.dtype_reason.text("en")
+
+
+def test_auto_device_reports_placement():
+    lm = load(BUNDLED_NAME, "auto", "float32")
+    assert lm.report.migrate_seconds == 0.0 and "device_map" in lm.report.migrate_note.text("en")
+    assert sum(lm.report.placement.values()) == lm.report.param_count
+    if not torch.cuda.is_available():
+        # one device only: Transformers places it directly, without Accelerate hooks
+        assert lm.report.placement == {"cpu": lm.report.param_count}
+        assert lm.report.hf_device_map is None and "no hf_device_map" in lm.report.migrate_note.text("en")
+
+
+def test_trust_remote_code_is_never_enabled(monkeypatch):
+    seen = []
+    import transformers
+
+    real = transformers.AutoModelForCausalLM.from_pretrained
+
+    def spy(*a, **kw):
+        seen.append(kw.get("trust_remote_code"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", spy)
+    load(BUNDLED_NAME, "cpu", "float32")
+    assert seen == [False]
+
+
+def test_the_api_dict_says_every_fact_in_english(bundled):
+    d = bundled.report.to_dict()
+    assert d["dtype_reason"].startswith("asked for float32") and d["label"] == "" and d["hint"] == ""
+    assert [p["name"] for p in d["phases"]] == ["estimate", "import", "load", "migrate", "eval"]
+    assert all(isinstance(p["note"], str) for p in d["phases"])
+    assert d["phases"][0]["note"].startswith("built on the meta device")
+
+
+def test_a_synthetic_model_carries_its_label_in_both_languages():
+    lm = load("synthetic/gpt2-small", "cpu", "bfloat16")
+    assert "random weights" in lm.report.label.text("en") and "随机权重" in lm.report.label.text("zh")
+    assert lm.report.hint is not None and "bfloat16" in lm.report.hint.text("en")

@@ -1,0 +1,131 @@
+"""Compare: a device x dtype matrix through the page's own load and generation path,
+exported as CSV and JSON that read back to the same numbers."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import torch
+
+from playground.core import settings
+from playground.core.errors import UserError
+from playground.core.paths import BUNDLED_NAME
+from playground.hw import devices
+from playground.load import catalog, loader, synthetic
+from playground.run import compare
+from playground.run.slot import ModelSlot
+from tests.conftest import estimate_of
+
+
+def run(model: str, pairs: list[str], max_new_tokens: int = 16, **kw) -> list[compare.CompareRow]:
+    """Compare as the API runs it: the request checked at the edge, then the matrix."""
+    return compare.run(catalog.resolve(model), compare.parse_pairs(pairs), max_new_tokens, **kw)
+
+
+def ids(pairs) -> list[tuple[str, str]]:
+    return [(d.id, devices.dtype_name(t)) for d, t in pairs]
+
+
+def test_pairs_are_validated():
+    assert ids(compare.parse_pairs(["cpu/float32", " cpu / bfloat16 ", "cpu/float32"])) == [
+        ("cpu", "float32"), ("cpu", "bfloat16")]
+    assert ids(compare.parse_pairs("cpu/float32, cpu/float16")) == [("cpu", "float32"), ("cpu", "float16")]
+    for bad, match in ((["cpu-float32"], "device/dtype"), (["cpu/float64"], "dtype"), (["tpu/float32"], "device"),
+                       ([], "No pairs"), ("", "No pairs"), ([3], "device/dtype")):
+        with pytest.raises(UserError, match=match):
+            compare.parse_pairs(bad)
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="not available"):
+            compare.parse_pairs(["cuda:0/float16"])
+
+
+def test_matrix_size_is_capped(monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_MAX_COMPARE_PAIRS", "2")
+    with pytest.raises(UserError, match="limit is 2"):
+        compare.parse_pairs(["cpu/float32", "cpu/bfloat16", "cpu/float16"])
+    assert len(compare.parse_pairs(["cpu/float32", "cpu/bfloat16"])) == 2
+
+
+def test_available_pairs_are_valid_pairs():
+    pairs = compare.available_pairs()
+    assert {"cpu/float32", "cpu/bfloat16", "cpu/float16"} <= set(pairs)
+    assert compare.parse_pairs(pairs[: settings.read().max_compare_pairs])
+
+
+def test_bad_model_or_tokens_fail_before_any_run():
+    from playground.web import handlers  # the API's edge
+
+    with pytest.raises(Exception, match="URLs are not accepted"):
+        handlers.compare("http://example.com/model", ["cpu/float32"], 4)
+    with pytest.raises(Exception, match="max_new_tokens"):
+        handlers.compare(BUNDLED_NAME, ["cpu/float32"], 0)
+
+
+def test_stop_between_runs_and_a_refused_pair(monkeypatch):
+    stop = threading.Event()
+    budget = estimate_of(BUNDLED_NAME, "float32").weights_bytes  # bf16 fits, fp32 does not
+    monkeypatch.setenv(settings.MEMORY_BUDGET_ENV, str(budget))
+    seen = []
+
+    def progress(frac, desc):
+        seen.append((frac, desc))
+        if desc.startswith("2/3") and "decode" in desc:
+            stop.set()  # the Stop button, pressed during the second run
+
+    rows = run(BUNDLED_NAME, ["cpu/float32", "cpu/bfloat16", "cpu/float16"], max_new_tokens=4,
+                       progress=progress, stop=stop)
+    assert [r.status for r in rows][0] == "refused" and "float32" in rows[0].error
+    assert rows[1].status in ("ok", "stopped") and rows[1].new_tokens >= 1
+    assert rows[2].status == "skipped"
+    fracs = [f for f, _ in seen]
+    assert fracs == sorted(fracs) and fracs[-1] == 1.0
+
+
+def test_slot_is_unloaded_and_its_lock_held():
+    slot = ModelSlot()
+    slot.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"))
+    held = []
+
+    def progress(frac, desc):
+        held.append(slot.busy())  # the slot is held by the compare run
+
+    rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, progress=progress, slot=slot)
+    assert rows[0].status == "ok" and not slot.status()["loaded"] and held and all(held)
+
+
+@pytest.mark.slow
+def test_cpu_dtype_matrix_for_synthetic_gpt2_small_exports_and_reads_back(tmp_path, one_thread):
+    synthetic.ensure("synthetic/gpt2-small")  # first build ~10 s, then reused
+    fracs = []
+    rows = run("synthetic/gpt2-small", ["cpu/float32", "cpu/bfloat16", "cpu/float16"], max_new_tokens=4,
+                       progress=lambda f, d: fracs.append(f))
+    assert fracs == sorted(fracs) and fracs[-1] == 1.0
+    assert [r.pair for r in rows] == ["cpu/float32", "cpu/bfloat16", "cpu/float16"]
+    est = {dt: estimate_of("synthetic/gpt2-small", dt).weights_bytes for dt in ("float32", "bfloat16")}
+    for r in rows:
+        assert r.status == "ok", r.error
+        assert r.new_tokens == 4 and r.decode_tokens == 3 and r.prompt_tokens > 0
+        assert r.load_s > 0 and r.migrate_s >= 0 and r.ttft_s > 0 and r.decode_tokens_per_s > 0
+        assert r.decode_tokens_per_s == pytest.approx(3 / r.decode_s)
+        assert r.peak_rss >= r.rss_start and r.peak_rss_growth == r.peak_rss - r.rss_start
+        assert r.bound_tokens_per_s == pytest.approx(r.bandwidth_gbps * 1e9 / r.weights_bytes)
+        assert r.percent_of_bound == pytest.approx(100 * r.decode_tokens_per_s / r.bound_tokens_per_s)
+        assert r.label.text("en") == synthetic.LABEL and r.to_dict()["label"] == synthetic.LABEL
+        assert {"load", "migrate", "prefill", "decode"} <= {p["name"] for p in r.phases}
+    assert rows[0].weights_bytes == est["float32"] and rows[1].weights_bytes == rows[2].weights_bytes == est["bfloat16"]
+
+    paths = compare.export(rows, tmp_path)
+    back = compare.read_csv(paths["csv"].read_text(encoding="utf-8"))
+    assert [b["pair"] for b in back] == [r.pair for r in rows]
+    for b, r in zip(back, rows):
+        for col in ("load_s", "ttft_s", "decode_tokens_per_s", "weights_bytes", "peak_rss", "percent_of_bound",
+                    "new_tokens", "decode_tokens"):
+            assert b[col] == getattr(r, col), col  # repr() of a float round-trips exactly
+    data = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert data["rows"] == json.loads(json.dumps([r.to_dict() for r in rows]))
+    assert data["machine"]["host_memcpy_gbps"] > 0
+    assert compare.to_csv(rows).count("\n") == 4  # header + 3 rows
+
+    print("\n" + compare.to_csv(rows))

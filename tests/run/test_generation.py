@@ -1,0 +1,75 @@
+import threading
+
+import pytest
+import torch
+
+from playground.core.errors import UserError
+from playground.core.inputs import GenerationParams
+from playground.run import generation
+
+
+def _run(lm, prompt="ROMEO:", **kw):
+    updates = list(generation.stream(lm.model, lm.tokenizer, lm.device, prompt, GenerationParams(**kw)))
+    return updates
+
+
+def test_greedy_stream_equals_plain_generate_token_for_token(bundled):
+    updates = _run(bundled, max_new_tokens=24, temperature=0)
+    text, stats = updates[-1]
+    enc = bundled.tokenizer("ROMEO:", return_tensors="pt")
+    with torch.inference_mode():
+        out = bundled.model.generate(**enc, max_new_tokens=24, do_sample=False,
+                                     pad_token_id=bundled.tokenizer.eos_token_id)
+    new = out[0, enc["input_ids"].shape[1]:]
+    assert stats.new_tokens == len(new)
+    assert text == bundled.tokenizer.decode(new, skip_special_tokens=True)
+    assert stats.prompt_tokens == enc["input_ids"].shape[1]
+
+
+def test_stats_are_consistent(bundled):
+    text, s = _run(bundled, max_new_tokens=32)[-1]
+    assert s.finish_reason in ("length", "eos")
+    assert 0 < s.ttft_seconds <= s.total_seconds
+    assert s.tokens_per_second == pytest.approx((s.new_tokens - 1) / s.decode_seconds)
+    assert s.ttft_seconds + s.decode_seconds <= s.total_seconds + 1e-6
+
+
+def test_streaming_yields_partial_updates(bundled):
+    updates = list(generation.stream(bundled.model, bundled.tokenizer, "cpu", "ROMEO:",
+                                     GenerationParams(max_new_tokens=200), min_interval=0.0))
+    counts = [s.new_tokens for _, s in updates]
+    assert len(updates) > 3 and counts == sorted(counts)
+    assert updates[0][1].finish_reason == "running" and updates[-1][1].finish_reason != "running"
+
+
+def test_sampling_is_seeded(bundled):
+    a = _run(bundled, max_new_tokens=20, temperature=0.9, top_p=0.9, seed=7)[-1][0]
+    b = _run(bundled, max_new_tokens=20, temperature=0.9, top_p=0.9, seed=7)[-1][0]
+    c = _run(bundled, max_new_tokens=20, temperature=0.9, top_p=0.9, seed=8)[-1][0]
+    assert a == b and a != c
+
+
+def test_stop_event_ends_generation_early(bundled):
+    stop = threading.Event()
+    it = generation.stream(bundled.model, bundled.tokenizer, "cpu", "ROMEO:",
+                           GenerationParams(max_new_tokens=250), stop=stop, min_interval=0.0)
+    next(it)
+    stop.set()
+    *_, (text, stats) = it
+    assert stats.finish_reason == "stopped" and stats.new_tokens < 250
+    assert not any(t.name == "generate" and t.is_alive() for t in threading.enumerate())
+
+
+def test_closing_the_consumer_stops_the_worker(bundled):
+    it = generation.stream(bundled.model, bundled.tokenizer, "cpu", "ROMEO:",
+                           GenerationParams(max_new_tokens=250), min_interval=0.0)
+    next(it)
+    it.close()  # what happens when a visitor's tab goes away
+    assert not any(t.name == "generate" and t.is_alive() for t in threading.enumerate())
+
+
+def test_prompt_longer_than_context(bundled):
+    ctx = generation.context_length(bundled.model)
+    with pytest.raises(UserError) as e:
+        _run(bundled, prompt="Romeo, " * ctx, max_new_tokens=8)
+    assert "context" in str(e.value) and str(ctx) in str(e.value)

@@ -1,0 +1,79 @@
+"""`python -m playground.bench`: the JSON is well formed and names every ratio.
+
+Benchmarks are not timed tests: nothing here asserts a speed. The meters the
+benchmark relies on are checked against allocations of known size.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from playground.tools import bench, bench_sides
+from tests.conftest import ROOT  # noqa: E402
+
+CASE_RATIOS = {"decode_tokens_per_second_ratio", "ttft_difference_seconds", "load_migrate_ratio", "peak_rss_load_ratio"}
+
+
+@pytest.mark.slow
+def test_quick_json_names_every_ratio():
+    proc = subprocess.run([sys.executable, "-m", "playground.bench", "--quick", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1, proc.stdout[:500]
+    result = json.loads(lines[0])
+
+    assert set(bench.TARGETS) == CASE_RATIOS | {"cold_start_ratio"}
+    assert list(result["cases"]) == ["shakespeare-gpt2 cpu float32"]
+    case = result["cases"]["shakespeare-gpt2 cpu float32"]
+    assert set(case["ratios"]) == CASE_RATIOS
+    assert result["ratios"]["shakespeare-gpt2 cpu float32"] == case["ratios"]
+    assert set(result["ratios"]["cold_start"]) == {"cold_start_ratio"}
+    for group in result["ratios"].values():
+        for name, r in group.items():
+            assert set(r) >= {"value", "target", "met", "what"}, name
+            assert r["target"].split()[0] in (">=", "<=")
+    for name, r in case["ratios"].items():  # measured in --quick: numbers, and a verdict
+        assert isinstance(r["value"], float), name
+        assert r["met"] in (True, False), name
+    # medians of both sides, from the runs asked for
+    assert case["runs"] == 2 and len(case["runs_detail"]["bare"]) == len(case["runs_detail"]["playground"]) == 2
+    for side in ("bare", "playground"):
+        m = case["medians"][side]
+        assert m["tokens_per_second"] > 0 and m["ttft_seconds"] > 0 and m["load_seconds"] > 0 and m["peak_rss"] > 0
+        assert 1 <= m["new_tokens"] <= 16
+    # greedy on both sides: the same number of tokens, or the comparison would be unfair
+    assert case["same_token_count"] is True
+    assert isinstance(result["all_met"], bool)
+    assert set(result["missed"]) | set(result["not_measured"]) <= {
+        f"{c}: {n}" for c, g in result["ratios"].items() for n in g}
+
+
+def test_peak_rss_sees_a_short_lived_allocation():
+    """A 64 MiB buffer that lives for a moment and is freed inside the block still counts."""
+    with bench_sides.PeakRSS() as mem:
+        buf = bytearray(64 << 20)  # zero-filled by calloc: touched pages only once written
+        for i in range(0, len(buf), 4096):
+            buf[i] = 1
+        del buf
+    assert mem.growth >= 60 << 20
+    assert mem.peak >= mem.start
+
+
+def test_targets_compare_the_right_way():
+    assert bench.TARGETS["decode_tokens_per_second_ratio"].met(0.98) is True
+    assert bench.TARGETS["decode_tokens_per_second_ratio"].met(0.9) is False
+    assert bench.TARGETS["ttft_difference_seconds"].met(0.005) is True
+    assert bench.TARGETS["ttft_difference_seconds"].met(0.05) is False
+    assert bench.TARGETS["cold_start_ratio"].met(None) is None
+
+
+def test_bad_bench_arguments_are_one_line(capsys):
+    assert bench.main(["--runs", "0"]) == 2
+    assert bench.main(["--runs", "many"]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 2 and all(ln.startswith("error: ") for ln in err), err
