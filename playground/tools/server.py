@@ -39,18 +39,21 @@ def start_server(log_dir: Path, env_extra: dict | None = None, timeout: float = 
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited early:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return proc, url, log
-        except OSError:
-            pass
-        time.sleep(poll)
-    stop_server(proc)
-    raise RuntimeError(f"the server did not answer within {timeout:.0f} s:\n{log.read_text(errors='replace')[-3000:]}")
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited early:\n{log.read_text(errors='replace')[-3000:]}")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    if r.status == 200:
+                        return proc, url, log
+            except OSError:
+                pass
+            time.sleep(poll)
+        raise RuntimeError(f"the server did not answer within {timeout:.0f} s:\n{log.read_text(errors='replace')[-3000:]}")
+    except BaseException:  # not answering, or interrupted while waiting (Ctrl-C): no server left behind
+        stop_server(proc)
+        raise
 
 
 def stop_server(proc: subprocess.Popen) -> None:

@@ -1,0 +1,64 @@
+"""What a tab of the page is built with: words that follow the language, the model lane, language hooks.
+
+A tab module's `build(page)` lays out its components inside the current Gradio
+context and wires their events. `page.words(component, prop, key)` makes a
+property follow the language selector; `page.on_language(fn, outputs, inputs)`
+re-renders anything else (a result kept as data, a list of choices) when the
+visitor switches language: `fn(lang, *input_values)` returns one update per output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import gradio as gr
+
+from playground.core.i18n import t
+
+# Load, generate and the lab share one queue lane: one runs at a time, the others
+# wait their turn (they share one model and, on a Space, two CPU cores).
+LANE = dict(concurrency_id="model", concurrency_limit=1)
+# Events that only read or stop: no queue, not in the API.
+PRIVATE = dict(queue=False, api_visibility="private")
+
+
+@dataclass
+class Hook:
+    fn: Callable[..., list]
+    outputs: list
+    inputs: list
+
+
+@dataclass
+class Page:
+    lang: gr.Radio
+    status: gr.Markdown
+    words_of: list[tuple[gr.components.Component, dict[str, tuple[str, str]]]] = field(default_factory=list)
+    hooks: list[Hook] = field(default_factory=list)
+
+    def words(self, component, prop: str, key: str, fmt: str = "{}", **more: str):
+        """`component`'s `prop` (and any `more` property=key) shows the text of `key` in the page's language."""
+        props = {prop: (key, fmt), **{p: (k, "{}") for p, k in more.items()}}
+        self.words_of.append((component, props))
+        return component
+
+    def on_language(self, fn: Callable[..., list], outputs: list, inputs: list | None = None) -> None:
+        self.hooks.append(Hook(fn, list(outputs), list(inputs or [])))
+
+    def wire_language(self) -> None:
+        """One event: the selector's change updates every localized property and runs every hook."""
+        outputs = [c for c, _ in self.words_of] + [o for h in self.hooks for o in h.outputs]
+        inputs = [self.lang] + [i for h in self.hooks for i in h.inputs]
+
+        def switch(lang, *values):
+            lang = "zh" if lang == "zh" else "en"
+            out = [gr.update(**{p: fmt.format(t(key, lang)) for p, (key, fmt) in props.items()})
+                   for _, props in self.words_of]
+            at = 0
+            for h in self.hooks:
+                out += list(h.fn(lang, *values[at:at + len(h.inputs)]))
+                at += len(h.inputs)
+            return out
+
+        self.lang.change(switch, inputs, outputs, **PRIVATE)

@@ -1,0 +1,19 @@
+"""The Diagnose tab: paste an error, get the mistake behind it, or an honest "not recognised"."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from playground.core.i18n import t
+from playground.web import handlers as h
+from playground.web.page import Page
+
+
+def build(page: Page) -> None:
+    en, w = "en", page.words
+    with w(gr.Tab(t("page.tab.diagnose", en), id="diagnose"), "label", "page.tab.diagnose"):
+        w(gr.Markdown(t("page.diagnose.intro", en)), "value", "page.diagnose.intro")
+        box = w(gr.Textbox(label=t("page.diagnose.box", en), lines=8, elem_id="diagnose-box"), "label", "page.diagnose.box")
+        run = w(gr.Button(t("page.diagnose.run", en), elem_id="diagnose-run"), "value", "page.diagnose.run")
+        out = gr.Markdown(elem_id="diagnose")
+    run.click(h.ui_diagnose, [box, page.lang], out, api_visibility="private")

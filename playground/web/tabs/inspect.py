@@ -1,0 +1,21 @@
+"""The Inspect tab: where every tensor of the loaded model (or of a half-moved one) lives."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from playground.core.i18n import t
+from playground.web import handlers as h
+from playground.web.page import LANE, Page
+
+
+def build(page: Page) -> None:
+    en, w = "en", page.words
+    with w(gr.Tab(t("page.tab.inspect", en), id="inspect"), "label", "page.tab.inspect"):
+        w(gr.Markdown(t("page.inspect.intro", en)), "value", "page.inspect.intro")
+        with gr.Row():
+            loaded = w(gr.Button(t("page.inspect.loaded", en), elem_id="inspect-loaded"), "value", "page.inspect.loaded")
+            half = w(gr.Button(t("page.inspect.half", en), elem_id="inspect-half"), "value", "page.inspect.half")
+        out = gr.Markdown(elem_id="inspect")
+    loaded.click(lambda lang: h.ui_inspect("loaded", lang), page.lang, out, api_visibility="private", **LANE)
+    half.click(lambda lang: h.ui_inspect("half", lang), page.lang, out, api_visibility="private", **LANE)
