@@ -53,6 +53,7 @@ class ModelSlot:
         self._lock = threading.Lock()  # not re-entrant, and not owned by a thread: see the module docstring
         self._loaded: loader.LoadedModel | None = None
         self._source: ModelSource | None = None  # the model as the visitor named it, for the code to copy
+        self._spec: tuple[ModelSource, DeviceInfo, Dtype] | None = None  # what to load to get it back
         # The memory timelines of the last load and the last generation (sampled at 15 Hz).
         self._load_timeline: Sampler | None = None
         self._gen_timeline: Sampler | None = None
@@ -73,6 +74,10 @@ class ModelSlot:
         """The loaded model's report and source, or None (a snapshot: no lock)."""
         lm, src = self._loaded, self._source
         return (lm.report, src) if lm is not None and src is not None else None
+
+    def spec(self) -> tuple[ModelSource, DeviceInfo, Dtype] | None:
+        """What is loaded now, as the typed values that would load it again (None when nothing is)."""
+        return self._spec if self._loaded is not None else None
 
     def busy(self) -> bool:
         """Is a load, a generation, a lab run or a comparison holding the slot right now?"""
@@ -107,7 +112,7 @@ class ModelSlot:
         if self._loaded is None:
             return
         self._loaded = None
-        self._source = None
+        self._source = self._spec = None
         # gc, then glibc's malloc_trim: freed weights otherwise stay in the heap (a 16-bit copy
         # made by a cast, ~190 MB for gpt2-small, is not returned), so RSS would keep the old
         # model's bytes and the memory guard would see less available than there is.
@@ -138,7 +143,7 @@ class ModelSlot:
 
                 # in a thread that ends with the load: see playground.core.threads
                 self._loaded = threads.run(work, name="load")
-                self._source = src
+                self._source, self._spec = src, (src, dev, dtype)
                 self._load_timeline, self._gen_timeline = sampler, None
                 return self._loaded.report
 

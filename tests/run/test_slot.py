@@ -47,12 +47,17 @@ def test_engines_are_checked_at_the_edge():
         check_engine("turbo")
 
 
-def test_status_names_model_device_dtype():
+def test_status_names_model_device_dtype_and_spec_loads_it_again():
     slot = ModelSlot()
-    assert slot.status() == {"loaded": False}
+    assert slot.status() == {"loaded": False} and slot.spec() is None
     load(slot, BUNDLED_NAME, "cpu", "bfloat16")
     s = slot.status()
     assert (s["model"], s["device"], s["dtype"]) == (BUNDLED_NAME, "cpu", "bfloat16")
+    src, dev, dtype = slot.spec()
+    slot.unload()
+    assert slot.spec() is None
+    slot.load(src, dev, dtype)
+    assert slot.status()["dtype"] == "bfloat16"
 
 
 def test_stop_targets_only_its_session():

@@ -197,4 +197,13 @@ TEXT: dict[str, W] = {
     "est.tip.dtype": W("{dtype} would need {need}", "{dtype} 需要 {need}"),
     "est.tip.auto": W("device 'auto' spreads the layers over the GPUs and the CPU", "设备选 'auto' 会把各层分布到 GPU 和 CPU 上"),
     "est.tip.smaller": W("pick a smaller model (a smaller dtype would not fit either)", "换一个更小的模型（更小的数据类型也放不下）"),
+    # the server's folders, named by role instead of by path
+    "path.bundled": W("the bundled models folder", "内置模型文件夹"),
+    "path.synthetic": W("the synthetic models folder (PLAYGROUND_SYNTHETIC_DIR)", "合成模型文件夹（PLAYGROUND_SYNTHETIC_DIR）"),
+    "path.hf_cache": W("the Hugging Face cache", "Hugging Face 缓存"),
+    "path.model_dirs": W("a folder listed in PLAYGROUND_MODEL_DIRS", "PLAYGROUND_MODEL_DIRS 中列出的文件夹"),
+    "path.package": W("the playground's package", "playground 的程序包"),
+    "path.repo": W("the playground's folder", "playground 的文件夹"),
+    "path.tmp": W("a temporary folder", "临时文件夹"),
+    "path.home": W("the server's home folder", "服务器的主目录"),
 }
