@@ -140,6 +140,15 @@ def _cuda_devices() -> list[DeviceInfo]:
     return out
 
 
+def no_cuda_reason() -> Said | None:
+    """Why no CUDA device can be used here (None when one can): the build, or no device visible."""
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        return said("dev.no_cuda_build")
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        return said("dev.no_cuda_device")
+    return None
+
+
 def _mps_device() -> DeviceInfo:
     mps = getattr(torch.backends, "mps", None)
     if mps is None or not mps.is_built():

@@ -150,6 +150,11 @@ def _nvml_handle(nvml, ordinal: int):
     return nvml.nvmlDeviceGetHandleByIndex(ordinal)
 
 
+def nvml_module():
+    """NVML, initialised once: (the pynvml module, None) or (None, why it cannot be used)."""
+    return _nvml()
+
+
 def nvml_status() -> Said | None:
     """For the VRAM panel: None if NVML works, else why it does not."""
     if not torch.cuda.is_available():
