@@ -4,12 +4,20 @@ Every generated token appends one key and one value vector per layer and per
 key/value head, so the cache should grow by 2 x layers x kv_heads x head_dim x
 bytes per element per token (`estimate.kv_bytes_per_token`). `measure_kv` reads
 the real cache object `generate()` returns and the RSS it holds, and compares.
+
+`kv_growth` watches it grow: one prefill, then one token at a time, reading the
+cache object's bytes at several lengths, and timing each step with the cache
+against a forward over the whole sequence without it. Without a cache, the step
+that makes token n recomputes keys and values for all n - 1 tokens before it, so
+its cost grows with n and a whole generation costs O(n^2); with the cache each step
+computes one token's keys and values and only reads the rest.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -91,4 +99,112 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
         vram_growth_held=(vram1 - vram0) if on_gpu else None,
         tensor_error=tensor_bytes / est - 1, rss_error=(rss1 - rss0) / est - 1,
         released_error=(rss1 - rss2) / est - 1, seconds=seconds,
+    )
+
+
+# -- watching it grow ------------------------------------------------------------------
+@dataclass
+class KvPoint:
+    tokens: int  # tokens the cache holds
+    cache_bytes: int  # measured: bytes in the cache object's key and value tensors
+    estimate_bytes: int  # estimate_bytes_per_token x tokens
+    error: float  # cache_bytes / estimate_bytes - 1
+
+
+@dataclass
+class StepTime:
+    tokens: int  # the sequence's length when the step runs (tokens already there)
+    with_cache_ms: float  # one new token through the model, the cache holding the rest (median of nearby steps)
+    without_cache_ms: float  # one forward over the whole sequence, as a cache-less loop does (median of 3)
+
+
+@dataclass
+class KvGrowth:
+    model: str
+    device: str
+    dtype: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+    dtype_bytes: int
+    estimate_bytes_per_token: int  # 2 x layers x kv_heads x head_dim x dtype_bytes
+    measured_bytes_per_token: float  # least-squares slope of the measured points
+    max_error: float  # the largest |cache_bytes / estimate - 1| over the points
+    cache_class: str  # the cache object's type, e.g. DynamicCache
+    prompt_tokens: int
+    points: list[KvPoint] = field(default_factory=list)
+    steps: list[StepTime] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def growth_lengths(start: int, end: int, n: int) -> list[int]:
+    """n lengths from start to end inclusive, evenly spaced, distinct."""
+    if end <= start:
+        return [start]
+    return sorted({round(start + (end - start) * i / (n - 1)) for i in range(n)})
+
+
+def _slope(xs: list[int], ys: list[int]) -> float:
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+
+
+def kv_growth(model, tokenizer, device: str, prompt: str, new_tokens: int, name: str = "", points: int = 8) -> KvGrowth:
+    """Prefill `prompt`, then decode `new_tokens` greedy tokens one at a time with a DynamicCache:
+    the cache's bytes at `points` lengths, and each step's time; then, at the same lengths, the
+    time of one forward over the whole sequence without a cache. (The caller checks that prompt +
+    new_tokens fits the model's context.)"""
+    t_start = time.perf_counter()
+    dtype = next(model.parameters()).dtype
+    shape = estimate.kv_shape(model.config)
+    per_token = estimate.kv_bytes_per_token(model.config, dtype)
+    ids = tokenizer(prompt, return_tensors="pt")["input_ids"].to(device)
+    prompt_tokens = int(ids.shape[-1])
+    wanted = set(growth_lengths(prompt_tokens, prompt_tokens + new_tokens - 1, points))
+    found: list[KvPoint] = []
+    step_ms: dict[int, float] = {}  # tokens in the sequence before the step -> its time
+    seq = ids
+    with torch.inference_mode():
+        out = model(input_ids=ids, use_cache=True)  # prefill: the cache now holds the prompt
+        past = out.past_key_values
+        for _ in range(new_tokens):
+            held, tokens = cache_bytes(past)
+            if tokens in wanted:
+                found.append(KvPoint(tokens, held, per_token * tokens, held / (per_token * tokens) - 1))
+            if len(found) == len(wanted):
+                break
+            nxt = out.logits[:, -1:].argmax(-1)
+            seq = torch.cat([seq, nxt], dim=-1)
+            devices.sync(device)
+            t0 = time.perf_counter()
+            out = model(input_ids=nxt, past_key_values=past, use_cache=True)  # decode: one token
+            past = out.past_key_values
+            devices.sync(device)
+            step_ms[tokens] = (time.perf_counter() - t0) * 1e3
+        cache_class = type(past).__name__
+        del past, out
+        steps = []
+        for p in found:
+            near = [ms for n, ms in step_ms.items() if abs(n - p.tokens) <= 2]
+            if not near or p.tokens > seq.shape[-1]:
+                continue
+            full = []
+            for _ in range(3):  # without a cache: the whole sequence again, as a cache-less step does
+                devices.sync(device)
+                t0 = time.perf_counter()
+                model(input_ids=seq[:, :p.tokens], use_cache=False, logits_to_keep=1)
+                devices.sync(device)
+                full.append((time.perf_counter() - t0) * 1e3)
+            steps.append(StepTime(p.tokens, statistics.median(near), statistics.median(full)))
+    xs, ys = [p.tokens for p in found], [p.cache_bytes for p in found]
+    return KvGrowth(
+        model=name, device=device, dtype=str(dtype).removeprefix("torch."), layers=shape["layers"],
+        kv_heads=shape["kv_heads"], head_dim=shape["head_dim"], dtype_bytes=torch.empty((), dtype=dtype).element_size(),
+        estimate_bytes_per_token=per_token, measured_bytes_per_token=_slope(xs, ys) if len(xs) > 1 else float(ys[0]),
+        max_error=max(abs(p.error) for p in found), cache_class=cache_class, prompt_tokens=prompt_tokens,
+        points=found, steps=steps, seconds=time.perf_counter() - t_start,
     )

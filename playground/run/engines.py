@@ -1,0 +1,195 @@
+"""Decode engines side by side on the loaded model, each against the memory-bandwidth bound.
+
+A decode step reads every weight once to make one token, so no engine can beat
+
+    bound (tokens/s) = read rate of the memory the weights live in / weight bytes
+
+(`bandwidth.read_bandwidth`: a streaming read, not a memcpy, which also writes).
+What an engine loses to it is per-token overhead:
+
+    overhead per token = 1 / tokens_per_second - 1 / bound
+
+The engines, on one prompt and the same greedy token budget:
+- `generate()`: Transformers' loop (logits processors, stopping criteria, a DynamicCache);
+- the manual loop with the KV cache (`decode.run`), as the tutorials write it;
+- the same loop without the cache: every step recomputes the whole sequence;
+- a static cache under `torch.compile` (`compiled.run`, opt-in: compiling takes
+  tens of seconds the first time; its compile time is its own figure).
+
+Greedy decoding is deterministic, so all of them should choose the same tokens:
+each row says whether it did, compared token by token with generate()'s.
+
+A model whose weights fit in the CPU's last-level cache (the bundled 21 MB model;
+32 MiB here) is not read from RAM on every token at all, so it can beat the RAM
+read bound; `weights_in_cache` says when.
+
+Each engine runs in a fresh thread of its own (`playground.core.threads`); the
+caller's thread does no torch work, so one OpenMP pool exists at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import torch
+
+from playground.core import threads
+from playground.core.i18n import Said, plain, said
+from playground.core.inputs import GenerationParams
+from playground.hw import bandwidth, memory
+from playground.run import compiled, decode, generation
+from playground.run.generation import TokenStreamer
+
+PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
+COMPILED = "static cache + torch.compile"
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class EngineRow:
+    engine: str
+    new_tokens: int
+    tokens_per_second: float | None  # (new_tokens - 1) / decode_seconds
+    decode_seconds: float | None
+    ttft_seconds: float | None  # the prefill and the first token's choice
+    same_tokens_as_generate: bool
+    first_difference: int | None  # index of the first token that differs from generate()'s
+    compile_seconds: float  # 0 where nothing compiles, or it was compiled earlier in this process
+    bandwidth_bound_tokens_per_second: float
+    percent_of_bound: float | None
+    overhead_ms_per_token: float | None  # the time per token above what reading the weights takes
+    finish_reason: str
+    token_ids: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class EnginesReport:
+    model: str
+    device: str
+    dtype: str
+    prompt_tokens: int
+    max_new_tokens: int
+    weights_bytes: int  # read once per token
+    read: dict  # the Bandwidth the bound uses
+    bound_tokens_per_second: float
+    last_level_cache_bytes: int | None
+    weights_in_cache: bool  # the weights fit in the CPU's last-level cache
+    limit: Said  # what limits generate() on this model, from the measured figures
+    rows: list[EngineRow]
+    prompt: str = PROMPT
+
+    def to_dict(self) -> dict:
+        return plain(asdict(self))
+
+
+def eos_ids(model, tokenizer) -> set[int]:
+    eos = model.generation_config.eos_token_id
+    eos = tokenizer.eos_token_id if eos is None else eos
+    if eos is None:
+        return set()
+    return set(eos) if isinstance(eos, (list, tuple)) else {int(eos)}
+
+
+def generate_ids(model, tokenizer, device: str, prompt: str, n: int) -> tuple[list[int], list[float], int]:
+    """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
+    since the call, prompt tokens). The streamer stamps each token as generate() hands it over."""
+    enc = tokenizer(prompt, return_tensors="pt").to(device)
+    streamer = TokenStreamer()
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        model.generate(**enc, max_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,
+                       pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
+    ids, stamps = [], []
+    while True:
+        try:
+            item = streamer.queue.get_nowait()
+        except queue.Empty:
+            break
+        if isinstance(item, tuple):
+            ids.append(item[0])
+            stamps.append(item[1] - t0)
+    return ids, stamps, int(enc["input_ids"].shape[-1])
+
+
+def _row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
+         compile_seconds: float = 0.0, finish: str = "length") -> EngineRow:
+    n = len(ids)
+    decode_s = stamps[-1] - stamps[0] if n > 1 else None
+    tps = (n - 1) / decode_s if decode_s else None
+    ref = ids if reference is None else reference
+    diff = next((i for i, (a, b) in enumerate(zip(ids, ref)) if a != b), None)
+    if diff is None and len(ids) != len(ref):
+        diff = min(len(ids), len(ref))
+    return EngineRow(
+        engine=engine, new_tokens=n, tokens_per_second=tps, decode_seconds=decode_s,
+        ttft_seconds=stamps[0] if stamps else None, same_tokens_as_generate=diff is None, first_difference=diff,
+        compile_seconds=compile_seconds, bandwidth_bound_tokens_per_second=bound,
+        percent_of_bound=100 * tps / bound if tps else None,
+        overhead_ms_per_token=1e3 / tps - 1e3 / bound if tps else None, finish_reason=finish, token_ids=ids,
+    )
+
+
+def limit_of(row: EngineRow, bound: float, in_cache: bool) -> Said:
+    """What limits this engine, from its figures: the time the weights need per token (1 / bound)
+    against the rest of its time per token (overhead)."""
+    if not row.tokens_per_second:
+        return said("eng.limit.unknown")
+    need = 1e3 / bound
+    total = 1e3 / row.tokens_per_second
+    fields = dict(engine=row.engine, total=f"{total:.2f}", need=f"{need:.2f}", over=f"{total - need:.2f}",
+                  share=f"{100 * need / total:.0f}")
+    if in_cache:
+        return said("eng.limit.cache", **fields)
+    return said("eng.limit.overhead" if total - need > need else "eng.limit.bandwidth", **fields)
+
+
+def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool, name: str = "",
+        prompt: str = PROMPT, progress: Progress | None = None, stop=None) -> EnginesReport:
+    """Every engine on `model`, greedy, `max_new_tokens` each; the compiled one only if asked.
+    Refuses (UserError) a budget that does not fit the model's context after the prompt."""
+    say = progress or (lambda f, d: None)
+    generation.encode(tokenizer, prompt, "cpu", model, max_new_tokens)  # the context check, before any work
+    weights = memory.weights_bytes(model)
+    read = bandwidth.read_bandwidth(device)
+    bound = read.gbps * 1e9 / weights
+    llc = bandwidth.last_level_cache_bytes()
+    in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
+    eos = eos_ids(model, tokenizer)
+    say(0.05, "generate()")
+    ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
+    rows = [_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
+    params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
+    for i, use_cache in enumerate((True, False)):
+        if stop is not None and stop.is_set():
+            break
+        say(0.2 + 0.2 * i, decode.ENGINES[1 + i])
+        _, st = decode.run(model, tokenizer, device, prompt, params, use_cache=use_cache)
+        stamps = list(itertools.accumulate(st.token_seconds, initial=st.ttft_seconds))
+        rows.append(_row(st.engine, st.token_ids, stamps, ref, bound, finish=st.finish_reason))
+    report = EnginesReport(
+        model=name, device=device, dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
+        prompt_tokens=n_prompt, max_new_tokens=max_new_tokens, weights_bytes=weights, read=read.to_dict(),
+        bound_tokens_per_second=bound, last_level_cache_bytes=llc, weights_in_cache=in_cache,
+        limit=limit_of(rows[0], bound, in_cache), rows=rows, prompt=prompt,
+    )
+    if with_compiled and not (stop is not None and stop.is_set()):
+        add_compiled(report, model, tokenizer, progress)
+    return report
+
+
+def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | None = None) -> EnginesReport:
+    """Run the compiled static-cache engine on the same prompt and budget, and add its row."""
+    if progress:
+        progress(0.6, COMPILED)
+    r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
+                    eos_ids(model, tokenizer), progress, name="engine")
+    report.rows.append(_row(COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
+                            report.bound_tokens_per_second, r.compile_seconds, r.finish_reason))
+    return report
