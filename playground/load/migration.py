@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 
 from playground.core.errors import UserError
+from playground.core.i18n import Said, plain, said
 from playground.hw import bandwidth, devices, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import catalog, estimate, synthetic
@@ -261,3 +262,70 @@ def compare_placement(src: ModelSource, dev: DeviceInfo, dtype: Dtype) -> dict:
     return dict(model=src.name, device=dev.id, dtype=devices.dtype_name(dtype), runs=[r.to_dict() for r in runs],
                 seconds_ratio=b.seconds / a.seconds if a.seconds else None,
                 peak_rss_growth=[r.rss_peak - r.rss_start for r in runs], meaning=meaning)
+
+
+# -- the loaded model's .to(): measured, predicted, and the tutorials' arithmetic ---------
+TUTORIAL_GBPS = 16.0  # the tutorials' "PCIe 3.0 x16: ~16 GB/s" (15.75 GB/s per direction, in theory)
+
+
+@dataclass
+class MigrateGap:
+    """The loaded model's measured `.to(device)` beside what this machine's rates predict for it."""
+
+    model: str
+    device: str
+    dtype: str
+    weights_bytes: int
+    tensors: int  # parameters + buffers, each one `.to()` call
+    measured_seconds: float  # the load report's migrate phase, synchronised
+    moved: bool  # whether anything was copied (False: already there, Tensor.to returned it)
+    rate: dict | None  # the measured rate the prediction divides by (None: nothing to move)
+    predicted_seconds: float  # weights bytes / that rate (0 when nothing moves)
+    pinned_seconds: float | None  # the same from pinned memory: the link's ceiling (GPU only)
+    link_seconds: float | None  # at the PCIe link's theoretical rate from NVML (GPU only)
+    tutorial_seconds: float  # weights bytes / 16 GB/s, as the tutorials compute it
+    cast_seconds: float | None  # what `.to(torch.bfloat16)` of these float32 weights would take here
+    why: Said
+
+    def to_dict(self) -> dict:
+        return plain(asdict(self))
+
+
+def gap(report, model: torch.nn.Module, survey: dict, link_gbps: float | None = None) -> MigrateGap:
+    """Explain the loaded model's migrate time (`report`: its LoadReport; `model`: the model, whose
+    tensors `.to()` walked) with the rates of `bandwidth.survey` (and the link's theoretical rate,
+    when NVML gives one)."""
+    b = report.weights_bytes
+    kind = torch.device(report.device).type if report.device != "auto" else "auto"
+    moved = report.migrate_code == "copied"
+    tensors = len(_tensors(model))
+    tutorial = b / (TUTORIAL_GBPS * 1e9)
+    cast = survey["cpu"]["cast"]
+    cast_s = b / (cast["gbps"] * 1e9) if report.dtype == "float32" and cast.get("gbps") else None
+    gpu = next((g for g in survey["gpu"]["devices"] if g["device"] == report.device), None)
+    rate = pinned = link = None
+    predicted = 0.0
+    fields = dict(device=report.device, measured=f"{report.migrate_seconds * 1e3:.2f}", tensors=tensors,
+                  tutorial=f"{tutorial * 1e3:.1f}", size=f"{b / 1e6:.0f}")
+    if kind == "auto":
+        why = said("gap.auto", **fields)
+    elif not moved:
+        per = report.migrate_seconds / tensors * 1e6 if tensors else 0.0
+        why = said("gap.noop", per=f"{per:.1f}", **fields)
+    elif kind == "cuda" and gpu is not None:
+        rate = gpu["h2d_pageable"]
+        predicted = b / (rate["gbps"] * 1e9)
+        pinned = b / (gpu["h2d_pinned"]["gbps"] * 1e9)
+        link = b / (link_gbps * 1e9) if link_gbps else None
+        extra = max(report.migrate_seconds - predicted, 0.0)
+        why = said("gap.cuda", predicted=f"{predicted * 1e3:.1f}", rate=f"{rate['gbps']:.1f}",
+                   extra=f"{extra * 1e3:.1f}", per=f"{extra / max(tensors, 1) * 1e6:.0f}", **fields)
+    elif kind == "mps":  # one memory shared with the CPU: a copy within RAM
+        rate = survey["cpu"]["memcpy"]
+        predicted = 2 * b / (rate["gbps"] * 1e9)  # memcpy's rate counts bytes read + written
+        why = said("gap.copy", predicted=f"{predicted * 1e3:.1f}", rate=f"{rate['gbps']:.1f}", **fields)
+    else:
+        why = said("gap.no_rates", **fields)
+    return MigrateGap(report.model, report.device, report.dtype, b, tensors, report.migrate_seconds, moved, rate,
+                      predicted, pinned, link, tutorial, cast_s, why)
+
