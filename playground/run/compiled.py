@@ -153,9 +153,11 @@ def compiled_for(model, device: str) -> _Compiled:
 
 
 def forget() -> None:
-    """Drop the compiled step and its caches (e.g. when its model is unloaded)."""
-    _CURRENT.clear()
-    torch.compiler.reset()
+    """Drop the compiled step and its static caches (the slot calls this when it unloads a model:
+    a cache holds max_cache_len tokens of keys and values per layer)."""
+    if _CURRENT:
+        _CURRENT.clear()
+        torch.compiler.reset()
 
 
 def _prefill(model, ids: torch.Tensor, cache) -> torch.Tensor:

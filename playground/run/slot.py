@@ -35,7 +35,7 @@ from playground.hw.devices import DeviceInfo, Dtype
 from playground.hw.sampler import Sampler, marking_progress
 from playground.load import loader
 from playground.load.catalog import ModelSource
-from playground.run import decode, generation
+from playground.run import compiled, decode, generation
 
 ENGINES = ("generate", "manual", "manual-nocache")
 
@@ -113,6 +113,7 @@ class ModelSlot:
             return
         self._loaded = None
         self._source = self._spec = None
+        compiled.forget()  # the compiled decode step's static caches belong to the old model
         # gc, then glibc's malloc_trim: freed weights otherwise stay in the heap (a 16-bit copy
         # made by a cast, ~190 MB for gpt2-small, is not returned), so RSS would keep the old
         # model's bytes and the memory guard would see less available than there is.

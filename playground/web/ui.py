@@ -17,10 +17,11 @@ from playground.core.i18n import t
 from playground.run.slot import SLOT
 from playground.web import handlers as h, views
 from playground.web.page import LANE, PRIVATE, Page
-from playground.web.tabs import compare, diagnose, inspect, play
+from playground.web import handlers_speed as hs
+from playground.web.tabs import compare, diagnose, inspect, play, speed
 
 LANGS = [("English", "en"), ("中文", "zh")]
-TABS = (play, compare, inspect, diagnose)
+TABS = (play, compare, inspect, diagnose, speed)
 
 
 def build() -> gr.Blocks:
@@ -53,6 +54,9 @@ def build() -> gr.Blocks:
         gr.api(h.diagnose_error, api_name="diagnose")
         gr.api(h.estimate, api_name="estimate", **LANE)
         gr.api(h.compare, api_name="compare", **LANE)
+        gr.api(hs.bandwidth, api_name="bandwidth", **LANE)
+        gr.api(hs.kv_growth, api_name="kv_growth", **LANE)
+        gr.api(hs.engines, api_name="engines", **LANE)
     # max_size: at most PLAYGROUND_MAX_QUEUE events wait; one more is answered "queue is full" at once.
     demo.queue(default_concurrency_limit=1, max_size=settings.read().max_queue)
     return demo

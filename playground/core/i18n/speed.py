@@ -1,0 +1,250 @@
+"""The speed lesson: copy bandwidth, the KV cache's growth, decode engines against the bound."""
+
+from playground.core.i18n.words import W
+
+TEXT: dict[str, W] = {
+    # -- the tab --------------------------------------------------------------------
+    "speed.tab": W("Speed", "速度"),
+    "speed.intro": W(
+        "Why is decode as fast as it is? Each new token reads every weight once, so memory bandwidth sets a "
+        "floor under the time per token; everything above it is per-token overhead. Three measurements, live on "
+        "this machine: what moving bytes costs, how the KV cache grows, and how close each decode engine gets to "
+        "the bound.",
+        "解码为什么是这个速度？每生成一个新 token 都要把全部权重读一遍，所以内存带宽给每个 token 的耗时定下了下限；"
+        "高出下限的部分都是每个 token 的额外开销。下面三项都在这台机器上实时测量：搬运字节的代价、KV 缓存如何增长，"
+        "以及各个解码引擎离这个上限有多近。",
+    ),
+    "speed.bw.title": W("### 1. Copy bandwidth: what `.to()` costs", "### 1. 拷贝带宽：`.to()` 的代价"),
+    "speed.bw.intro": W(
+        "Measures this machine's memory now (and each GPU's link), then sets the loaded model's measured "
+        "`model.to(device)` beside what these rates predict and beside the tutorials' estimate.",
+        "现在测量这台机器的内存（以及每块 GPU 的总线），然后把已加载模型实测的 `model.to(device)` 耗时，"
+        "与这些速率的预测值和教程里的估算放在一起比较。",
+    ),
+    "speed.bw.run": W("Measure bandwidth", "测量带宽"),
+    "speed.kv.title": W("### 2. The KV cache, growing", "### 2. KV 缓存的增长"),
+    "speed.kv.intro": W(
+        "Decodes from the loaded model one token at a time and reads the cache object's bytes at several "
+        "lengths, against 2 × layers × KV heads × head dim × dtype bytes per token; then times a step with the "
+        "cache against a forward over the whole sequence without it.",
+        "用已加载的模型逐个 token 解码，在几个长度上读取缓存对象实际占用的字节数，与每个 token "
+        "2 × 层数 × KV 头数 × 头维度 × 数据类型字节数的估算对比；再比较带缓存的一步和不带缓存、对整个序列做一次前向的耗时。",
+    ),
+    "speed.kv.run": W("Measure the KV cache", "测量 KV 缓存"),
+    "speed.kv.bytes_plot": W("KV cache bytes against tokens held", "KV 缓存字节数与所存 token 数"),
+    "speed.kv.time_plot": W("time per decode step (ms) against sequence length", "每步解码耗时（毫秒）与序列长度"),
+    "speed.eng.title": W("### 3. Decode engines, up to the limit", "### 3. 解码引擎，逼近极限"),
+    "speed.eng.intro": W(
+        "The loaded model through `generate()`, the tutorials' manual loop with and without the KV cache, and "
+        "(if ticked) a static KV cache under `torch.compile`, on the same prompt and greedy tokens.",
+        "让已加载的模型分别通过 `generate()`、教程里带和不带 KV 缓存的手写循环，以及（勾选时）"
+        "`torch.compile` 编译的静态 KV 缓存，用同一个提示词贪心生成同样数量的 token。",
+    ),
+    "speed.eng.tokens": W("new tokens per engine", "每个引擎生成的新 token 数"),
+    "speed.eng.compile": W("include torch.compile (static cache)", "包括 torch.compile（静态缓存）"),
+    "speed.eng.compile.info": W(
+        "The first run compiles the decode step: tens of seconds on a small CPU, shown as its own phase; "
+        "later runs in this process reuse it.",
+        "第一次运行会编译解码步骤：在小型 CPU 上要几十秒，作为单独的阶段显示；之后本进程内的运行会复用编译结果。",
+    ),
+    "speed.eng.run": W("Run the engines", "运行各引擎"),
+    "speed.running": W("⏳ measuring…", "⏳ 测量中……"),
+    "speed.compiling": W(
+        "⏳ `torch.compile` is tracing and compiling the decode step (started {at}): tens of seconds here; "
+        "the other engines' rows follow.",
+        "⏳ `torch.compile` 正在追踪并编译解码步骤（开始于 {at}）：这里需要几十秒；其余引擎的结果随后给出。",
+    ),
+    "err.engine_tokens": W(
+        "max_new_tokens for the engines must be a whole number from {lo} to {hi}; got {got}. (The loop without "
+        "a cache recomputes the whole sequence every step: longer runs take minutes.)",
+        "引擎的 max_new_tokens 必须是 {lo} 到 {hi} 之间的整数；收到的是 {got}。（不带缓存的循环每一步都要重算整个序列：更长的运行要花几分钟。）",
+    ),
+    "err.flag": W("{name} must be true or false; got {got}.", "{name} 必须是 true 或 false；收到的是 {got}。"),
+    # -- bandwidth ---------------------------------------------------------------------
+    "bw.head.rate": W("rate", "速率"),
+    "bw.head.value": W("measured", "实测"),
+    "bw.head.how": W("how it was measured", "测量方法"),
+    "bw.head.bounds": W("what it bounds", "它限制什么"),
+    "bw.kind.read": W("streaming read", "流式读取"),
+    "bw.kind.memcpy": W("memcpy (read + written)", "memcpy（读 + 写）"),
+    "bw.kind.cast": W("float32 → bfloat16 cast", "float32 → bfloat16 转换"),
+    "bw.kind.h2d_pinned": W("host → device, pinned", "主机 → 设备，锁页内存"),
+    "bw.kind.h2d_pageable": W("host → device, pageable", "主机 → 设备，可分页内存"),
+    "bw.kind.d2h_pinned": W("device → host, pinned", "设备 → 主机，锁页内存"),
+    "bw.kind.d2h_pageable": W("device → host, pageable", "设备 → 主机，可分页内存"),
+    "bw.how.read": W(
+        "`sum()` over {size} of float32 written first ({threads} threads); the largest CPU cache is {llc}",
+        "对 {size} 先写入过的 float32 数据做 `sum()`（{threads} 个线程）；最大的 CPU 缓存为 {llc}",
+    ),
+    "bw.how.memcpy": W(
+        "`dst.copy_(src)` of {size}, both already touched: bytes read + bytes written per second",
+        "`dst.copy_(src)` 拷贝 {size}，两边内存都已触碰过：每秒读 + 写的字节数",
+    ),
+    "bw.how.cast": W(
+        "`.to(torch.bfloat16)` of {size} of float32 into new memory: {per_gb} s per GB of float32",
+        "把 {size} 的 float32 `.to(torch.bfloat16)` 到新内存：每 GB float32 需要 {per_gb} 秒",
+    ),
+    "bw.how.gpu": W("`copy_` of {size}, synchronised before and after", "`copy_` 拷贝 {size}，前后都做了同步"),
+    "bw.bounds.read": W(
+        "decode: each token reads every weight once, so tokens/s ≤ this / weight bytes",
+        "解码：每个 token 都把全部权重读一遍，所以 tokens/s ≤ 此速率 / 权重字节数",
+    ),
+    "bw.bounds.memcpy": W(
+        "a `.to()` that copies within RAM (it reads and writes every byte)",
+        "在内存内复制的 `.to()`（每个字节都要读一次、写一次）",
+    ),
+    "bw.bounds.cast": W("`model.to(torch.bfloat16)` on the CPU", "在 CPU 上执行 `model.to(torch.bfloat16)`"),
+    "bw.bounds.h2d_pageable": W(
+        "`model.to('cuda')`: it copies from ordinary (pageable) memory", "`model.to('cuda')`：它从普通（可分页）内存拷贝"
+    ),
+    "bw.bounds.h2d_pinned": W(
+        "the ceiling: pinned memory skips CUDA's staging buffer", "上限：锁页内存跳过了 CUDA 的中转缓冲区"
+    ),
+    "bw.bounds.d2h": W("`.cpu()` / `.to('cpu')` of results", "把结果 `.cpu()` / `.to('cpu')`"),
+    "bw.gpu.none": W("**GPU:** none measured: {reason}.", "**GPU：** 没有可测的：{reason}。"),
+    "bw.gpu.link": W(
+        "**{device}** PCIe link: generation {gen} × {width} lanes (now gen {gen_now} × {width_now}) = {rate} GB/s in "
+        "theory each way.",
+        "**{device}** 的 PCIe 链路：第 {gen} 代 × {width} 条通道（当前为第 {gen_now} 代 × {width_now}），理论上每个方向 {rate} GB/s。",
+    ),
+    "bw.gpu.no_link": W("**{device}** PCIe link: {reason}.", "**{device}** 的 PCIe 链路：{reason}。"),
+    "bw.gap.title": W("**The loaded model's `.to()`**", "**已加载模型的 `.to()`**"),
+    "bw.gap.head.what": W("`.to()` of these weights", "这些权重的 `.to()`"),
+    "bw.gap.head.time": W("time", "耗时"),
+    "bw.gap.measured": W("measured (the load report's migrate phase)", "实测（加载报告中的迁移阶段）"),
+    "bw.gap.predicted": W("predicted from the rates above", "根据上面的速率预测"),
+    "bw.gap.pinned": W("from pinned memory (the link's ceiling)", "从锁页内存（链路的上限）"),
+    "bw.gap.link": W("at the PCIe link's theoretical rate", "按 PCIe 链路的理论速率"),
+    "bw.gap.tutorial": W("the tutorials' estimate: bytes / 16 GB/s", "教程的估算：字节数 / 16 GB/s"),
+    "bw.gap.cast": W("`.to(torch.bfloat16)` of these weights here, predicted", "在这里对这些权重 `.to(torch.bfloat16)` 的预测耗时"),
+    "bw.gap.none": W(
+        "Load a model to compare its `.to()` with these rates.", "加载一个模型，就能把它的 `.to()` 与这些速率对比。"
+    ),
+    "gap.noop": W(
+        "Nothing moved: the weights already lived on {device}, so `Tensor.to` returned each of the {tensors} "
+        "tensors itself, and no byte crossed any link. The {measured} ms measured is the walk over them "
+        "({per} µs a tensor). The tutorials' {tutorial} ms is {size} MB over a PCIe 3.0 link this move never uses.",
+        "什么也没有搬：权重本来就在 {device} 上，所以 `Tensor.to` 对这 {tensors} 个张量都直接返回了它本身，"
+        "没有一个字节经过任何总线。实测的 {measured} 毫秒只是遍历它们的时间（每个张量 {per} 微秒）。"
+        "教程估算的 {tutorial} 毫秒，是 {size} MB 经过 PCIe 3.0 链路的时间，而这次迁移根本不走那条链路。",
+    ),
+    "gap.cuda": W(
+        "{size} MB from pageable memory at the {rate} GB/s measured here predicts {predicted} ms; `.to('{device}')` "
+        "took {measured} ms. The other {extra} ms ({per} µs for each of {tensors} tensors) is allocating each "
+        "tensor on the device and one copy call per tensor, not bandwidth. The tutorials' {tutorial} ms assumes "
+        "16 GB/s; their \"0.5-2 s in practice\" is not a copy time either: a process's first CUDA call also "
+        "creates its CUDA context, which `python -m playground selfcheck` times apart.",
+        "{size} MB 从可分页内存以这里实测的 {rate} GB/s 传输，预测为 {predicted} 毫秒；`.to('{device}')` 实际用了 "
+        "{measured} 毫秒。多出的 {extra} 毫秒（{tensors} 个张量，每个 {per} 微秒）花在为每个张量在设备上分配内存和逐个张量发起拷贝上，"
+        "而不是带宽。教程的 {tutorial} 毫秒假定了 16 GB/s；它们说的“实际 0.5-2 秒”也不是拷贝时间："
+        "进程里第一次调用 CUDA 还要创建 CUDA 上下文，`python -m playground selfcheck` 会单独计时这一步。",
+    ),
+    "gap.copy": W(
+        "A copy of {size} MB within this machine's memory at {rate} GB/s (read + written) predicts {predicted} ms; "
+        "`.to('{device}')` took {measured} ms over {tensors} tensors.",
+        "在本机内存中复制 {size} MB，按 {rate} GB/s（读 + 写）预测为 {predicted} 毫秒；"
+        "`.to('{device}')` 实际在 {tensors} 个张量上用了 {measured} 毫秒。",
+    ),
+    "gap.auto": W(
+        "`device_map='auto'` placed the weights while loading: there is no separate `.to()` to compare.",
+        "`device_map='auto'` 在加载时就放置好了权重：没有单独的 `.to()` 可以比较。",
+    ),
+    "gap.no_rates": W(
+        "No rate was measured for {device} here, so nothing can be predicted for its `.to()` ({measured} ms).",
+        "这里没有测到 {device} 的速率，所以无法预测它的 `.to()`（{measured} 毫秒）。",
+    ),
+    "pcie.no_match": W(
+        "no NVML device at this PCI bus id: the driver and CUDA disagree about this GPU",
+        "在这个 PCI 总线 ID 上没有 NVML 设备：驱动和 CUDA 对这块 GPU 的看法不一致",
+    ),
+    "pcie.no_link": W("NVML does not report this GPU's PCIe link (a vGPU or an SXM board?)",
+                      "NVML 没有报告这块 GPU 的 PCIe 链路（是 vGPU 或 SXM 板卡吗？）"),
+    # -- the KV cache ----------------------------------------------------------------------
+    "kv.summary": W(
+        "**Estimate:** 2 × {layers} layers × {kv_heads} KV heads × {head_dim} head dim × {dtype_bytes} bytes "
+        "({dtype}) = **{per_token} bytes per token**. **Measured** from the `{cache}`'s key and value tensors at "
+        "{n} lengths: **{slope} bytes per token**, largest difference from the estimate {error}.",
+        "**估算：** 2 × {layers} 层 × {kv_heads} 个 KV 头 × {head_dim} 头维度 × {dtype_bytes} 字节（{dtype}）"
+        "= **每个 token {per_token} 字节**。**实测**：在 {n} 个长度上读取 `{cache}` 的键和值张量，"
+        "**每个 token {slope} 字节**，与估算的最大差异为 {error}。",
+    ),
+    "kv.head.tokens": W("tokens held", "所存 token 数"),
+    "kv.head.measured": W("cache bytes, measured", "缓存字节数（实测）"),
+    "kv.head.estimate": W("estimate", "估算"),
+    "kv.head.error": W("difference", "差异"),
+    "kv.head.with": W("step with cache", "带缓存的一步"),
+    "kv.head.without": W("step without cache", "不带缓存的一步"),
+    # The plots' series keep one bilingual name: Gradio's LinePlot keeps the colour legend of the first
+    # names it drew, so series renamed by a language switch would be drawn in no colour at all.
+    "kv.series.measured": W("measured · 实测", "measured · 实测"),
+    "kv.series.estimate": W("estimate · 估算", "estimate · 估算"),
+    "kv.series.with": W("with the KV cache · 带 KV 缓存", "with the KV cache · 带 KV 缓存"),
+    "kv.series.without": W("without it · 不带缓存", "without it · 不带缓存"),
+    "kv.quadratic": W(
+        "At {first} tokens a step without the cache took {wo_first} ms, at {last} tokens {wo_last} ms: it grows "
+        "with the sequence, because every step recomputes keys and values for all the tokens before it, so a "
+        "whole generation costs O(n²). With the cache a step took {w_first} ms and {w_last} ms: it computes one "
+        "token's keys and values and reads the rest.",
+        "在 {first} 个 token 时，不带缓存的一步用了 {wo_first} 毫秒，到 {last} 个 token 时用了 {wo_last} 毫秒："
+        "它随序列变长而变慢，因为每一步都要为之前所有 token 重新计算键和值，整个生成过程的代价是 O(n²)。"
+        "带缓存时一步分别用了 {w_first} 毫秒和 {w_last} 毫秒：它只计算一个新 token 的键和值，其余的直接读取。",
+    ),
+    "kv.noisy": W(
+        "These timings do not show the growth this time (without the cache: {wo_first} ms at {first} tokens, "
+        "{wo_last} ms at {last}; with it: {w_first} ms and {w_last} ms): other work on the machine disturbed them. "
+        "Measure again.",
+        "这次的计时没有显示出增长（不带缓存：{first} 个 token 时 {wo_first} 毫秒，{last} 个时 {wo_last} 毫秒；"
+        "带缓存：{w_first} 毫秒和 {w_last} 毫秒）：机器上的其他工作干扰了测量。请再测一次。",
+    ),
+    # -- decode engines ---------------------------------------------------------------------
+    "eng.head.engine": W("engine", "引擎"),
+    "eng.head.tokens": W("new tokens", "新 token 数"),
+    "eng.head.rate": W("decode tokens/s", "解码 tokens/s"),
+    "eng.head.same": W("same tokens as generate()", "与 generate() 的 token 相同"),
+    "eng.head.compile": W("compile", "编译"),
+    "eng.head.percent": W("% of the bound", "占上限的百分比"),
+    "eng.head.overhead": W("overhead per token", "每个 token 的额外开销"),
+    "eng.same.yes": W("yes", "是"),
+    "eng.same.no": W("no: first differs at token {i}", "否：第 {i} 个 token 起不同"),
+    "eng.bound": W(
+        "**The bandwidth bound:** {rate} GB/s ({how}) / {size} of weights read per token = **{bound} tokens/s** "
+        "for `{model}` on {device} in {dtype}.",
+        "**带宽上限：** {rate} GB/s（{how}）/ 每个 token 读取的权重 {size} = **{bound} tokens/s**"
+        "（`{model}`，{device}，{dtype}）。",
+    ),
+    "eng.in_cache": W(
+        "These {size} of weights fit in the CPU's last-level cache ({llc}), so after the first token they are "
+        "mostly read from the cache, not from RAM: an engine can beat the RAM bound (over 100%).",
+        "这 {size} 的权重能放进 CPU 的末级缓存（{llc}），所以第一个 token 之后主要是从缓存而不是内存读取："
+        "引擎可以超过内存带宽上限（超过 100%）。",
+    ),
+    "eng.limit.overhead": W(
+        "**What limits `{engine}` here: per-token overhead.** Reading the weights takes {need} ms of its {total} "
+        "ms per token ({share}%); the other {over} ms is Python, dispatch and small kernels. A bigger model "
+        "(e.g. GPT-2 small, 370 MB in float32) turns this around.",
+        "**这里限制 `{engine}` 的是每个 token 的额外开销。** 每个 token 的 {total} 毫秒中，读取权重只需 {need} 毫秒"
+        "（{share}%）；其余 {over} 毫秒是 Python、算子分派和许多小内核。换一个更大的模型（例如 float32 的 GPT-2 small，370 MB），情况就反过来了。",
+    ),
+    "eng.limit.bandwidth": W(
+        "**What limits `{engine}` here: memory bandwidth.** Reading the weights takes {need} ms of its {total} ms "
+        "per token ({share}%); overhead is the other {over} ms. Only fewer bytes per token (a smaller dtype) or "
+        "a faster memory moves this much.",
+        "**这里限制 `{engine}` 的是内存带宽。** 每个 token 的 {total} 毫秒中，读取权重就要 {need} 毫秒（{share}%）；"
+        "额外开销只有 {over} 毫秒。要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者换更快的内存。",
+    ),
+    "eng.limit.cache": W(
+        "**What limits `{engine}` here: per-token overhead.** At the RAM read rate the weights would take {need} "
+        "ms of its {total} ms per token, and from the cache they take less; the rest is Python, dispatch and "
+        "small kernels, which a compiled static-cache step removes.",
+        "**这里限制 `{engine}` 的是每个 token 的额外开销。** 按内存读取速率，读权重需要 {need} 毫秒（每个 token 共 {total} 毫秒），"
+        "从缓存读取还要更少；其余是 Python、算子分派和许多小内核，编译后的静态缓存解码步骤正是去掉了这部分。",
+    ),
+    "eng.limit.unknown": W("Too few tokens to measure a decode rate.", "token 太少，测不出解码速率。"),
+    "eng.compiled_note": W(
+        "`static cache + torch.compile`: compiled in {seconds} s this time (0 s: reused from earlier in this "
+        "process). On a CPU its weights are given in `[out, in]` memory order so that each one-row matmul "
+        "is one parallel, vectorised loop over contiguous memory.",
+        "`static cache + torch.compile`：这次编译用了 {seconds} 秒（0 秒表示复用了本进程先前的编译结果）。"
+        "在 CPU 上，它的权重按 `[out, in]` 的内存顺序提供，这样每个单行矩阵乘都是一个在连续内存上并行、向量化的循环。",
+    ),
+}

@@ -1,0 +1,171 @@
+"""The Speed tab's events and its API endpoints (`bandwidth`, `kv_growth`, `engines`): check once, call the core.
+
+The same contract as `playground.web.handlers`: what a visitor sent becomes typed
+values here (a token budget, a flag), with one device discovery; the measuring
+runs in the core, in a fresh thread (`playground.core.threads`), holding the slot
+so that no load swaps the model meanwhile; a `UserError` becomes `gr.Error` in the
+visitor's language (the API answers in English). The page keeps each result as
+data (sentences still `Said`) so that a language switch re-renders it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+
+import gradio as gr
+
+from playground.core import inputs, threads
+from playground.core.errors import UserError, shown
+from playground.core.i18n import plain, t
+from playground.hw import bandwidth as rates, devices, pcie
+from playground.load import migration
+from playground.run import engines as decode_engines, kvcache
+from playground.run.slot import SLOT
+from playground.web import views_speed as views
+from playground.web.handlers import error, page_lang
+
+ENGINE_MAX_TOKENS = 256  # the cache-less loop costs O(n^2): beyond this it takes minutes on a big model
+KV_TOKENS = 256  # how far the KV-cache measurement decodes (less where the context is shorter)
+# Which measured rate each bound divides by (the API's `bounds`).
+BOUNDS = {
+    "decode": "cpu.read for weights in RAM (gpu.devices[].read for weights in a GPU's memory): a decode step "
+              "only reads the weights, once per token",
+    "to_cpu_copy": "cpu.memcpy: a .to() that copies within RAM reads and writes every byte",
+    "to_dtype_on_cpu": "cpu.cast: model.to(torch.bfloat16) on the CPU",
+    "to_gpu": "gpu.devices[].h2d_pageable: model.to('cuda') copies from pageable memory; h2d_pinned is the "
+              "ceiling and gpu.links[].theoretical_gbps the link's theoretical rate",
+}
+
+
+# ---------------------------------------------------------------- checks (the edge)
+
+def check_engine_tokens(value: object) -> int:
+    n = inputs.check_max_new_tokens(value)
+    if n < 2 or n > ENGINE_MAX_TOKENS:
+        raise UserError.of("err.engine_tokens", lo=2, hi=ENGINE_MAX_TOKENS, got=shown(value, 40))
+    return n
+
+
+def check_flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise UserError.of("err.flag", name=name, got=shown(value, 40))
+    return value
+
+
+# ---------------------------------------------------------------- the measurements, as data
+
+def measure_bandwidth() -> dict:
+    """The survey, every GPU's PCIe link, and the loaded model's `.to()` against them (Said kept)."""
+    devs = devices.discover()
+    survey = threads.run(rates.survey, devs, name="bandwidth")
+    links, _ = pcie.links()
+    with SLOT.held() as lm:
+        gap = None
+        if lm is not None:
+            link = next((x.theoretical_gbps for x in links if f"cuda:{x.ordinal}" == lm.report.device), None)
+            gap = asdict(migration.gap(lm.report, lm.model, survey, link))
+    return dict(cpu=survey["cpu"], gpu=dict(survey["gpu"], links=[asdict(x) for x in links]), migrate=gap,
+                bounds=BOUNDS)
+
+
+def measure_kv() -> dict:
+    with SLOT.held() as lm:
+        if lm is None:
+            raise UserError.of("err.not_loaded")
+        n_prompt = len(lm.tokenizer(decode_engines.PROMPT)["input_ids"])
+        ctx = lm.report.context_length or (n_prompt + KV_TOKENS)
+        new = max(2, min(KV_TOKENS, ctx - n_prompt))
+        g = threads.run(kvcache.kv_growth, lm.model, lm.tokenizer, lm.device, decode_engines.PROMPT, new,
+                        lm.report.model, name="kv-growth")
+    return g.to_dict()
+
+
+def run_engines(n: int, with_compiled: bool, progress=None) -> decode_engines.EnginesReport:
+    with SLOT.held() as lm:
+        if lm is None:
+            raise UserError.of("err.not_loaded")
+        return decode_engines.run(lm.model, lm.tokenizer, lm.device, n, with_compiled, lm.report.model,
+                                  progress=progress)
+
+
+# ---------------------------------------------------------------- API endpoints
+
+def bandwidth() -> dict:
+    """Measure now: host memcpy, streaming-read and float32->bfloat16 cast rates; each GPU's pinned and
+    pageable copies both ways with its PCIe link (or why there is none); the loaded model's .to() beside them."""
+    try:
+        return plain(measure_bandwidth())
+    except UserError as e:
+        raise error(e) from None
+
+
+def kv_growth() -> dict:
+    """The loaded model's KV cache, read from the real cache object at several lengths, against the
+    estimate (2 x layers x KV heads x head dim x dtype bytes per token), and the time per step with and without it."""
+    try:
+        return measure_kv()
+    except UserError as e:
+        raise error(e) from None
+
+
+def engines(max_new_tokens: int, compiled: bool = False) -> list[dict]:
+    """generate(), the manual loop with and without the KV cache, and (compiled=True) a static cache under
+    torch.compile, on the loaded model: one row each, against the memory-bandwidth bound."""
+    try:
+        n, c = check_engine_tokens(max_new_tokens), check_flag(compiled, "compiled")
+        return plain(run_engines(n, c).to_dict()["rows"])
+    except UserError as e:
+        raise error(e) from None
+
+
+# ---------------------------------------------------------------- page events
+
+def ui_bandwidth(lang: str):
+    lang = page_lang(lang)
+    try:
+        d = measure_bandwidth()
+    except UserError as e:
+        raise error(e, lang) from None
+    return views.bandwidth_markdown(d, lang), d
+
+
+def ui_kv(lang: str):
+    lang = page_lang(lang)
+    try:
+        g = measure_kv()
+    except UserError as e:
+        raise error(e, lang) from None
+    return (views.kv_markdown(g, lang), *views.kv_frames(g, lang), g)
+
+
+def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress()):
+    """Yields (markdown, data): the engines that need no compiling first, then the compiled one, its
+    compile phase announced while it runs. The slot is held throughout: the model cannot change between."""
+    lang = page_lang(lang)
+    try:
+        n, c = check_engine_tokens(max_new_tokens), check_flag(with_compiled, "compiled")
+        yield t("speed.running", lang), gr.skip()
+        say = (lambda f, d: progress(f, desc=d))
+        with SLOT.held() as lm:
+            if lm is None:
+                raise UserError.of("err.not_loaded")
+            report = decode_engines.run(lm.model, lm.tokenizer, lm.device, n, False, lm.report.model, progress=say)
+            d = asdict(report)
+            if c:
+                yield (views.engines_markdown(d, lang) + "\n\n"
+                       + t("speed.compiling", lang, at=time.strftime("%H:%M:%S")), d)
+                decode_engines.add_compiled(report, lm.model, lm.tokenizer, say)
+                d = asdict(report)
+        yield views.engines_markdown(d, lang), d
+    except UserError as e:
+        raise error(e, lang) from None
+
+
+def rerender(lang: str, bw: dict | None, kv: dict | None, eng: dict | None) -> list:
+    """The three results, kept as data, said again in the page's new language."""
+    lang = page_lang(lang)
+    frames = views.kv_frames(kv, lang)
+    return [views.bandwidth_markdown(bw, lang) if bw else gr.skip(),
+            views.kv_markdown(kv, lang) if kv else gr.skip(), frames[0] if kv else gr.skip(),
+            frames[1] if kv else gr.skip(), views.engines_markdown(eng, lang) if eng else gr.skip()]

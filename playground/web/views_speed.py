@@ -1,0 +1,149 @@
+"""What the Speed tab shows: the bandwidth survey, the KV cache's growth and the decode engines, in either language.
+
+Pure formatting, like `playground.web.views`: each function takes the data a handler
+kept (dicts as the measuring code returned them, sentences still `Said`) and the
+page's language. Nothing here measures or checks.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from playground.core.i18n import Said, t
+from playground.core.units import fmt_bytes
+
+
+def _say(x: object, lang: str) -> str:
+    return x.text(lang) if isinstance(x, Said) else str(x or "")
+
+
+def _gbps(b: dict | None) -> str:
+    return f"{b['gbps']:.1f} GB/s" if b else "—"
+
+
+def _ms(s: float | None) -> str:
+    if s is None:
+        return "—"
+    return f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+# ---------------------------------------------------------------- copy bandwidth
+
+def bandwidth_markdown(d: dict, lang: str = "en") -> str:
+    cpu = d["cpu"]
+    head = [t(k, lang) for k in ("bw.head.rate", "bw.head.value", "bw.head.how", "bw.head.bounds")]
+    rows = ["| " + " | ".join(head) + " |", "|---|---:|---|---|"]
+    llc = fmt_bytes(cpu["last_level_cache_bytes"]) if cpu.get("last_level_cache_bytes") else "?"
+    for kind, how_fields, bound in (
+        ("read", dict(size=fmt_bytes(cpu["read"]["bytes"]), threads=cpu["threads"], llc=llc), "bw.bounds.read"),
+        ("memcpy", dict(size=fmt_bytes(cpu["memcpy"]["bytes"])), "bw.bounds.memcpy"),
+        ("cast", dict(size=fmt_bytes(cpu["cast"]["bytes"]), per_gb=f"{1 / cpu['cast']['gbps']:.2f}"), "bw.bounds.cast"),
+    ):
+        rows.append(f"| CPU: {t('bw.kind.' + kind, lang)} | {_gbps(cpu[kind])} | {t('bw.how.' + kind, lang, **how_fields)} "
+                    f"| {t(bound, lang)} |")
+    for g in d["gpu"]["devices"]:
+        for kind, bound in (("h2d_pageable", "bw.bounds.h2d_pageable"), ("h2d_pinned", "bw.bounds.h2d_pinned"),
+                            ("d2h_pageable", "bw.bounds.d2h"), ("d2h_pinned", "bw.bounds.d2h")):
+            if kind in g:
+                rows.append(f"| {g['device']}: {t('bw.kind.' + kind, lang)} | {_gbps(g[kind])} | "
+                            f"{t('bw.how.gpu', lang, size=fmt_bytes(g[kind]['bytes']))} | {t(bound, lang)} |")
+        rows.append(f"| {g['device']}: {t('bw.kind.read', lang)} | {_gbps(g['read'])} | `sum()` | {t('bw.bounds.read', lang)} |")
+    out = rows + [""]
+    if not d["gpu"]["devices"]:
+        reasons = "; ".join(f"{k}: {_say(r, lang)}" for k, r in d["gpu"]["reasons"].items()) or "—"
+        out.append(t("bw.gpu.none", lang, reason=reasons))
+    for link in d["gpu"].get("links", []):
+        if link["theoretical_gbps"]:
+            out.append(t("bw.gpu.link", lang, device=f"cuda:{link['ordinal']}", gen=link["generation_max"],
+                         width=link["width_max"], gen_now=link["generation_now"], width_now=link["width_now"],
+                         rate=f"{link['theoretical_gbps']:.2f}"))
+        else:
+            out.append(t("bw.gpu.no_link", lang, device=f"cuda:{link['ordinal']}", reason=_say(link["reason"], lang)))
+    out += ["", gap_markdown(d.get("migrate"), lang)]
+    return "\n".join(out)
+
+
+def gap_markdown(g: dict | None, lang: str = "en") -> str:
+    if g is None:
+        return t("bw.gap.none", lang)
+    lines = [f"{t('bw.gap.title', lang)}: `{g['model']}` → `{g['device']}` · `{g['dtype']}` · "
+             f"{fmt_bytes(g['weights_bytes'])}, {g['tensors']} tensors", "",
+             f"| {t('bw.gap.head.what', lang)} | {t('bw.gap.head.time', lang)} |", "|---|---:|",
+             f"| {t('bw.gap.measured', lang)} | {_ms(g['measured_seconds'])} |",
+             f"| {t('bw.gap.predicted', lang)} | {_ms(g['predicted_seconds'])} |"]
+    if g.get("pinned_seconds") is not None:
+        lines.append(f"| {t('bw.gap.pinned', lang)} | {_ms(g['pinned_seconds'])} |")
+    if g.get("link_seconds") is not None:
+        lines.append(f"| {t('bw.gap.link', lang)} | {_ms(g['link_seconds'])} |")
+    lines.append(f"| {t('bw.gap.tutorial', lang)} | {_ms(g['tutorial_seconds'])} |")
+    if g.get("cast_seconds") is not None:
+        lines.append(f"| {t('bw.gap.cast', lang)} | {_ms(g['cast_seconds'])} |")
+    return "\n".join(lines + ["", _say(g["why"], lang)])
+
+
+# ---------------------------------------------------------------- the KV cache
+
+def kv_markdown(g: dict, lang: str = "en") -> str:
+    lines = [t("kv.summary", lang, layers=g["layers"], kv_heads=g["kv_heads"], head_dim=g["head_dim"],
+               dtype_bytes=g["dtype_bytes"], dtype=g["dtype"], per_token=f"{g['estimate_bytes_per_token']:,}",
+               cache=g["cache_class"], n=len(g["points"]), slope=f"{g['measured_bytes_per_token']:,.1f}",
+               error=f"{100 * g['max_error']:.2f}%"), ""]
+    steps = {s["tokens"]: s for s in g["steps"]}
+    head = [t(k, lang) for k in ("kv.head.tokens", "kv.head.measured", "kv.head.estimate", "kv.head.error",
+                                 "kv.head.with", "kv.head.without")]
+    lines += ["| " + " | ".join(head) + " |", "|---:|---:|---:|---:|---:|---:|"]
+    for p in g["points"]:
+        s = steps.get(p["tokens"])
+        w = f"{s['with_cache_ms']:.2f} ms" if s else "—"
+        wo = f"{s['without_cache_ms']:.2f} ms" if s else "—"
+        lines.append(f"| {p['tokens']} | {p['cache_bytes']:,} B | {p['estimate_bytes']:,} B | "
+                     f"{100 * p['error']:+.2f}% | {w} | {wo} |")
+    if len(g["steps"]) >= 2:
+        a, b = g["steps"][0], g["steps"][-1]
+        # The sentence must agree with these timings: it says the cost grows only where it did.
+        grew = b["without_cache_ms"] > 1.3 * a["without_cache_ms"] and b["with_cache_ms"] < b["without_cache_ms"]
+        lines += ["", t("kv.quadratic" if grew else "kv.noisy", lang, first=a["tokens"], last=b["tokens"],
+                        wo_first=f"{a['without_cache_ms']:.2f}", wo_last=f"{b['without_cache_ms']:.2f}",
+                        w_first=f"{a['with_cache_ms']:.2f}", w_last=f"{b['with_cache_ms']:.2f}")]
+    return "\n".join(lines)
+
+
+def kv_frames(g: dict | None, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(bytes against tokens: measured and estimate; ms per step against tokens: with and without the cache)."""
+    if not g:
+        return (pd.DataFrame({"tokens": [], "bytes": [], "series": []}),
+                pd.DataFrame({"tokens": [], "ms": [], "series": []}))
+    m, e = t("kv.series.measured", lang), t("kv.series.estimate", lang)
+    b = [dict(tokens=p["tokens"], bytes=p["cache_bytes"], series=m) for p in g["points"]]
+    b += [dict(tokens=p["tokens"], bytes=p["estimate_bytes"], series=e) for p in g["points"]]
+    w, wo = t("kv.series.with", lang), t("kv.series.without", lang)
+    s = [dict(tokens=x["tokens"], ms=x["with_cache_ms"], series=w) for x in g["steps"]]
+    s += [dict(tokens=x["tokens"], ms=x["without_cache_ms"], series=wo) for x in g["steps"]]
+    return pd.DataFrame(b), pd.DataFrame(s)
+
+
+# ---------------------------------------------------------------- decode engines
+
+def engines_markdown(r: dict, lang: str = "en") -> str:
+    read = r["read"]
+    lines = [t("eng.bound", lang, rate=f"{read['gbps']:.1f}", how=f"`sum()`, {fmt_bytes(read['bytes'])}",
+               size=fmt_bytes(r["weights_bytes"]), bound=f"{r['bound_tokens_per_second']:.0f}", model=r["model"],
+               device=r["device"], dtype=r["dtype"])]
+    if r["weights_in_cache"]:
+        lines += ["", t("eng.in_cache", lang, size=fmt_bytes(r["weights_bytes"]), llc=fmt_bytes(r["last_level_cache_bytes"]))]
+    head = [t(k, lang) for k in ("eng.head.engine", "eng.head.tokens", "eng.head.rate", "eng.head.same",
+                                 "eng.head.compile", "eng.head.percent", "eng.head.overhead")]
+    lines += ["", "| " + " | ".join(head) + " |", "|---|---:|---:|---|---:|---:|---:|"]
+    for row in r["rows"]:
+        same = (t("eng.same.yes", lang) if row["same_tokens_as_generate"]
+                else t("eng.same.no", lang, i=row["first_difference"]))
+        rate = f"{row['tokens_per_second']:.1f}" if row["tokens_per_second"] else "—"
+        pct = f"{row['percent_of_bound']:.0f}%" if row["percent_of_bound"] is not None else "—"
+        over = f"{row['overhead_ms_per_token']:.2f} ms" if row["overhead_ms_per_token"] is not None else "—"
+        lines.append(f"| `{row['engine']}` | {row['new_tokens']} | {rate} | {same} | {row['compile_seconds']:.1f} s "
+                     f"| {pct} | {over} |")
+    lines += ["", _say(r["limit"], lang)]
+    for row in r["rows"]:
+        if row["engine"].startswith("static cache"):
+            lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
+    return "\n".join(lines)
