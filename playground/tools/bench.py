@@ -28,7 +28,7 @@ from playground.core.errors import UserError
 from playground.core.paths import REPO
 from playground.hw import devices
 from playground.load import catalog, synthetic
-from playground.tools import cli, report, server
+from playground.tools import bench_engines, cli, report, server
 from playground.tools.bench_sides import bare_run, plain_script, playground_run
 
 PROMPT = ("ROMEO:\nBut, soft! what light through yonder window breaks?\n"
@@ -214,7 +214,10 @@ def machine() -> dict:
 
 
 def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_tokens: int | None = None,
-        with_cold_start: bool | None = None, log=lambda msg: None) -> dict:
+        with_cold_start: bool | None = None, log=lambda msg: None, with_engines: bool | None = None,
+        engines_only: bool = False, profile: bool = False) -> dict:
+    if engines_only:  # the compiled engine against generate() and the bound, nothing else
+        return dict(machine=machine(), engines=bench_engines.run(runs or 5, max_new_tokens or 64, log, profile))
     cases = QUICK_CASES if quick else CASES
     runs = runs if runs is not None else (2 if quick else 11)
     n = max_new_tokens if max_new_tokens is not None else (16 if quick else 64)
@@ -238,6 +241,9 @@ def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_t
     out["cold_start"] = cs
     out["ratios"]["cold_start"] = {"cold_start_ratio": cs["ratio"]}
     mets = {f"{case}: {name}": r["met"] for case, group in out["ratios"].items() for name, r in group.items()}
+    if with_engines if with_engines is not None else not quick:
+        out["engines"] = bench_engines.run(5, 64, log, profile)
+        mets.update({f"engines {m}: {r['target']['what']}": r["target"]["met"] for m, r in out["engines"]["models"].items()})
     out["all_met"] = not any(m is False for m in mets.values())  # of those measured
     out["missed"] = [k for k, m in mets.items() if m is False]
     out["not_measured"] = [k for k, m in mets.items() if m is None]
@@ -260,6 +266,8 @@ def _fmt(v: float | None, unit: str) -> str:
 
 
 def table(result: dict) -> str:
+    if "cases" not in result:  # --engines-only
+        return bench_engines.table(result["engines"])
     rows = [("decode tokens/s", "tokens_per_second", "tok/s", "decode_tokens_per_second_ratio", "ratio"),
             ("time to first token", "ttft_seconds", "ms", "ttft_difference_seconds", "ms"),
             ("load (wall)", "load_seconds", "s", "load_migrate_ratio", "ratio"),
@@ -298,6 +306,8 @@ def table(result: dict) -> str:
     lines.append(f"all targets met: {result['all_met']} · {result['machine']['cpu']}, {result['machine']['cores']} cores, "
                  f"torch {result['machine']['versions']['torch']} · {result['settings']['runs']} runs per side, "
                  f"{result['settings']['max_new_tokens']} new tokens · {result['seconds']:.0f} s")
+    if result.get("engines"):
+        lines += ["", bench_engines.table(result["engines"])]
     return "\n".join(lines)
 
 
@@ -311,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-start", dest="cold_start", action="store_true", default=None,
                         help="measure cold start even with --quick")
     parser.add_argument("--no-cold-start", dest="cold_start", action="store_false", help="skip the cold start")
+    parser.add_argument("--engines", dest="engines", action="store_true", default=None,
+                        help="run the decode-engine section (compiled static cache vs generate()) even with --quick")
+    parser.add_argument("--no-engines", dest="engines", action="store_false", help="skip the decode-engine section")
+    parser.add_argument("--engines-only", action="store_true", help="only the decode-engine section")
+    parser.add_argument("--profile", action="store_true", help="with the engine section: profile the compiled steps")
     try:
         args = parser.parse_args(argv)
         if args.runs is not None and args.runs < 1:
@@ -323,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         log = (lambda msg: print(msg, file=sys.stderr, flush=True))
         with cli.stdout_to_stderr():
             result = run(quick=args.quick, runs=args.runs, warmup=args.warmup, max_new_tokens=args.max_new_tokens,
-                         with_cold_start=args.cold_start, log=log)
+                         with_cold_start=args.cold_start, log=log, with_engines=args.engines,
+                         engines_only=args.engines_only, profile=args.profile)
     except UserError as e:
         print(f"error: {cli.one_line(e)}", file=sys.stderr)
         return cli.EXIT_USAGE

@@ -1,0 +1,131 @@
+"""The bench's engine section: the compiled static-cache engine against generate() and the bandwidth bound.
+
+    python -m playground.bench --engines-only             # this section alone
+    python -m playground.bench --engines-only --profile   # plus a profile of the decode steps
+
+For the bundled model and synthetic GPT-2 small (float32, CPU): load through the
+shared slot, measure the read-bandwidth bound (the median of 5 fresh streaming
+reads, `bandwidth.host_read`, taken between the runs' pairs), then run
+`generate()` and the compiled engine alternately, one warm-up each first (the
+compile happens there and is reported apart), `runs` timed runs each, the same
+greedy tokens; medians. Targets on this project's 2-core machine:
+
+- the compiled engine decodes at least 1.2x generate()'s tokens/s on the bundled model;
+- on GPT-2 small in float32 it reaches at least 50% of the read-bandwidth bound.
+
+Where a target is missed, the result says by how much. With `--profile`,
+`torch.profiler` records 16 compiled decode steps of each model and prints the
+operators that took the time, so what limits a step is measured, not guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+
+import torch
+
+from playground.core import threads
+from playground.hw import bandwidth, memory
+from playground.load import loader, synthetic
+from playground.run import compiled, engines
+from playground.run.slot import SLOT
+
+MODELS = ("shakespeare-gpt2", "synthetic/gpt2-small")
+TARGETS = {
+    "shakespeare-gpt2": ("speedup", 1.2, "compiled tokens/s / generate() tokens/s"),
+    "synthetic/gpt2-small": ("percent_of_bound", 50.0, "compiled tokens/s as % of the read-bandwidth bound"),
+}
+
+
+def _generate(lm, n: int) -> tuple[list[int], float | None]:
+    ids, stamps, _ = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n,
+                                 name="bench-generate")
+    return ids, (len(ids) - 1) / (stamps[-1] - stamps[0]) if len(ids) > 1 else None
+
+
+def _compiled(lm, n: int) -> compiled.CompiledRun:
+    return threads.run(compiled.run, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n,
+                       engines.eos_ids(lm.model, lm.tokenizer), name="bench-compiled")
+
+
+def profile_steps(lm, n: int = 16, rows: int = 12) -> str:
+    """torch.profiler over one compiled run of `n` tokens (the step is compiled already): the operators'
+    self CPU time, largest first. The eager prefill shows up as its own aten operators."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def work() -> str:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            compiled.run(lm.model, lm.tokenizer, lm.device, engines.PROMPT, n, engines.eos_ids(lm.model, lm.tokenizer))
+        return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
+
+    return threads.run(work, name="bench-profile")
+
+
+def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool = False) -> dict:
+    if model.startswith("synthetic/"):
+        threads.run(synthetic.ensure, model)
+    SLOT.load(*loader.parse(model, "cpu", "float32"))
+    with SLOT.held() as lm:
+        weights = memory.weights_bytes(lm.model)
+        log(f"  {model}: warm-up (generate(), then compiling the static-cache step)")
+        ref, _ = _generate(lm, n)
+        first = _compiled(lm, n)
+        gen, comp, reads, same = [], [], [], first.token_ids == ref
+        for i in range(runs):
+            reads.append(threads.run(bandwidth.host_read, name="bench-read").gbps)
+            order = ("generate", "compiled") if i % 2 == 0 else ("compiled", "generate")
+            for side in order:
+                if side == "generate":
+                    ids, rate = _generate(lm, n)
+                    gen.append(rate)
+                else:
+                    r = _compiled(lm, n)
+                    comp.append(r.tokens_per_second)
+                    same = same and r.token_ids == ref
+            log(f"  {model} run {i + 1}/{runs}: generate() {gen[-1]:.1f}, compiled {comp[-1]:.1f} tokens/s, "
+                f"read {reads[-1]:.1f} GB/s")
+        table = profile_steps(lm) if profile else None
+    SLOT.unload()
+    read = statistics.median(reads)
+    bound = read * 1e9 / weights
+    g, c = statistics.median(gen), statistics.median(comp)
+    out = dict(model=model, device="cpu", dtype="float32", runs=runs, new_tokens=n, weights_bytes=weights,
+               read_gbps=read, read_gbps_runs=reads, bound_tokens_per_second=bound, compile_seconds=first.compile_seconds,
+               generate_tokens_per_second=g, compiled_tokens_per_second=c, generate_runs=gen, compiled_runs=comp,
+               speedup=c / g, generate_percent_of_bound=100 * g / bound, percent_of_bound=100 * c / bound,
+               same_tokens=same, profile=table)
+    key, limit, what = TARGETS[model]
+    value = out[key]
+    out["target"] = dict(what=what, value=value, limit=limit, met=value >= limit,
+                         missed_by=None if value >= limit else limit - value)
+    return out
+
+
+def run(runs: int = 5, n: int = 64, log=lambda msg: None, profile: bool = False) -> dict:
+    log(f"engines: generate() vs a static cache under torch.compile, {runs} runs each, {n} greedy tokens")
+    before = os.getloadavg()
+    models = {m: run_model(m, runs, n, log, profile) for m in MODELS}
+    return dict(models=models, loadavg_before=before, loadavg_after=os.getloadavg(), torch_threads=torch.get_num_threads(),
+                missed=[f"{m}: {r['target']['what']}" for m, r in models.items() if not r["target"]["met"]])
+
+
+def table(result: dict) -> str:
+    head = (f"{'engines':<22} {'generate()':>11} {'compiled':>9} {'speed-up':>9} {'bound':>8} "
+            f"{'gen %':>6} {'comp %':>7} {'compile':>8}  same  target")
+    lines = [head, "-" * len(head)]
+    for m, r in result["models"].items():
+        t = r["target"]
+        verdict = "met" if t["met"] else f"MISSED by {t['missed_by']:.2f}"
+        lines.append(f"{m:<22} {r['generate_tokens_per_second']:>11.1f} {r['compiled_tokens_per_second']:>9.1f} "
+                     f"{r['speedup']:>8.2f}x {r['bound_tokens_per_second']:>8.0f} {r['generate_percent_of_bound']:>5.0f}% "
+                     f"{r['percent_of_bound']:>6.0f}% {r['compile_seconds']:>7.1f}s  {'yes' if r['same_tokens'] else 'NO':<4}  "
+                     f"{t['what']} >= {t['limit']}: {t['value']:.2f} {verdict}")
+        lines.append(f"{'':<22} tokens/s (medians of {r['runs']}); bound = read {r['read_gbps']:.1f} GB/s / "
+                     f"{r['weights_bytes'] / 1e6:.1f} MB of weights")
+    lb, la = result["loadavg_before"], result["loadavg_after"]
+    lines.append(f"load average before {lb[0]:.2f}, after {la[0]:.2f} (1 min)")
+    for m, r in result["models"].items():
+        if r.get("profile"):
+            lines += ["", f"profile of 16 compiled decode steps (+ the eager prefill), {m}:", r["profile"]]
+    return "\n".join(lines)
