@@ -95,3 +95,37 @@ def test_device_map_against_load_then_move_on_cpu():
 def test_auto_is_not_a_place():
     with pytest.raises(UserError, match="placement plan"):
         migration.compare_placement(catalog.resolve("shakespeare-gpt2"), devices.parse_device("auto"), torch.float32)
+
+
+# -- the loaded model's .to() against the rates (recorded rates: nothing here is shown as measured) ------
+SURVEY = {  # a recorded bandwidth.survey of a GPU machine: only the fields gap() reads
+    "cpu": {"memcpy": {"gbps": 40.0}, "read": {"gbps": 60.0}, "cast": {"gbps": 3.0}},
+    "gpu": {"devices": [{"device": "cuda:0", "h2d_pageable": {"gbps": 12.5}, "h2d_pinned": {"gbps": 25.0}}],
+            "reasons": {}},
+}
+
+
+def test_gap_of_a_noop_move_predicts_nothing_and_sets_the_tutorials_arithmetic_beside_it(bundled):
+    g = migration.gap(bundled.report, bundled.model, SURVEY)
+    w = bundled.report.weights_bytes
+    assert not g.moved and g.predicted_seconds == 0 and g.rate is None
+    assert g.tensors == len(list(bundled.model.parameters())) + len(list(bundled.model.buffers()))
+    assert g.tutorial_seconds == pytest.approx(w / 16e9)  # 16 GB/s, PCIe 3.0 x16 as the tutorials say
+    assert g.cast_seconds == pytest.approx(w / 3e9)  # float32 weights: .to(bfloat16) at the cast rate
+    assert g.why.key == "gap.noop" and "Nothing moved" in g.why.text("en") and "什么也没有搬" in g.why.text("zh")
+    assert g.to_dict()["why"].startswith("Nothing moved")
+
+
+def test_gap_of_a_copy_to_a_gpu_uses_the_pageable_rate_and_names_the_rest(bundled):
+    from dataclasses import replace
+
+    w = bundled.report.weights_bytes
+    report = replace(bundled.report, device="cuda:0", migrate_code="copied", migrate_seconds=0.050)
+    g = migration.gap(report, bundled.model, SURVEY, link_gbps=15.754)
+    assert g.moved and g.predicted_seconds == pytest.approx(w / 12.5e9)
+    assert g.pinned_seconds == pytest.approx(w / 25e9) and g.link_seconds == pytest.approx(w / 15.754e9)
+    extra_ms = (0.050 - w / 12.5e9) * 1e3
+    assert g.why.key == "gap.cuda" and f"{extra_ms:.1f} ms" in g.why.text("en")
+    # no rate measured for that GPU: it says so instead of predicting
+    other = migration.gap(replace(report, device="cuda:1"), bundled.model, SURVEY)
+    assert other.why.key == "gap.no_rates" and other.predicted_seconds == 0

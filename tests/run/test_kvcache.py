@@ -26,3 +26,26 @@ def test_kv_cache_estimate_matches_memory_growth_over_512_tokens(one_thread):
     assert abs(m.tensor_error) <= 0.10
     assert abs(m.rss_error) <= 0.10
     assert abs(m.released_error) <= 0.10
+
+
+def test_growth_lengths_are_spread_and_distinct():
+    assert kvcache.growth_lengths(15, 270, 8) == [15, 51, 88, 124, 161, 197, 234, 270]
+    assert kvcache.growth_lengths(3, 5, 8) == [3, 4, 5]
+    assert kvcache.growth_lengths(7, 7, 8) == [7]
+
+
+def test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate(bundled, one_thread):
+    from playground.load import estimate
+
+    g = kvcache.kv_growth(bundled.model, bundled.tokenizer, "cpu", "ROMEO:\nBut, soft!", 96, "bundled")
+    cfg = bundled.model.config
+    assert g.estimate_bytes_per_token == 2 * cfg.n_layer * cfg.n_head * (cfg.n_embd // cfg.n_head) * 4
+    assert g.estimate_bytes_per_token == estimate.kv_bytes_per_token(cfg, bundled.model.dtype)
+    assert g.cache_class == "DynamicCache" and len(g.points) == 8
+    tokens = [p.tokens for p in g.points]
+    assert tokens == sorted(tokens) and tokens[0] == g.prompt_tokens and tokens[-1] == g.prompt_tokens + 95
+    assert all(abs(p.error) <= 0.02 for p in g.points) and g.max_error <= 0.02
+    assert g.measured_bytes_per_token == pytest.approx(g.estimate_bytes_per_token, rel=0.02)
+    # each length also timed: one step with the cache, one forward over the sequence without it
+    assert [s.tokens for s in g.steps] == tokens
+    assert all(s.with_cache_ms > 0 and s.without_cache_ms > 0 for s in g.steps)

@@ -77,3 +77,25 @@ def test_bad_bench_arguments_are_one_line(capsys):
     assert bench.main(["--runs", "many"]) == 2
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert len(err) == 2 and all(ln.startswith("error: ") for ln in err), err
+
+
+def test_engine_section_prints_speedup_share_of_bound_and_what_was_missed():
+    from playground.tools import bench_engines
+
+    def model(name, gen, comp, bound, key_value, limit, met):
+        return dict(model=name, runs=5, weights_bytes=368_000_000, read_gbps=40.0, bound_tokens_per_second=bound,
+                    compile_seconds=21.0, generate_tokens_per_second=gen, compiled_tokens_per_second=comp,
+                    speedup=comp / gen, generate_percent_of_bound=100 * gen / bound, percent_of_bound=100 * comp / bound,
+                    same_tokens=True, profile=None,
+                    target=dict(what=bench_engines.TARGETS[name][2], value=key_value, limit=limit, met=met,
+                                missed_by=None if met else limit - key_value))
+
+    result = dict(models={
+        "shakespeare-gpt2": model("shakespeare-gpt2", 450.0, 900.0, 2000.0, 2.0, 1.2, True),
+        "synthetic/gpt2-small": model("synthetic/gpt2-small", 50.0, 50.0, 108.0, 46.3, 50.0, False),
+    }, loadavg_before=(0.5, 0, 0), loadavg_after=(0.7, 0, 0))
+    text = bench_engines.table(result)
+    assert "2.00x" in text and "met" in text
+    assert "MISSED by 3.70" in text  # 46.3% of the bound against 50%
+    assert "load average before 0.50" in text
+    assert set(bench_engines.TARGETS) == set(bench_engines.MODELS)

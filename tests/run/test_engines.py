@@ -1,0 +1,50 @@
+"""Decode engines side by side: the same greedy tokens, each rate against the read-bandwidth bound."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground.core.errors import UserError
+from playground.run import engines
+
+
+def test_rows_compare_token_by_token_and_do_the_bound_arithmetic():
+    bound = 1000.0
+    ref = [5, 6, 7, 8]
+    same = engines.make_row("a", ref, [0.1, 0.2, 0.3, 0.4], ref, bound)
+    assert same.same_tokens_as_generate and same.first_difference is None
+    assert same.tokens_per_second == pytest.approx(3 / 0.3)
+    assert same.percent_of_bound == pytest.approx(100 * 10 / 1000)
+    assert same.overhead_ms_per_token == pytest.approx(100 - 1)  # 100 ms a token, of which 1 ms reads the weights
+    differ = engines.make_row("b", [5, 6, 9, 8], [0.1, 0.2, 0.3, 0.4], ref, bound)
+    assert not differ.same_tokens_as_generate and differ.first_difference == 2
+    short = engines.make_row("c", [5, 6], [0.1, 0.2], ref, bound)
+    assert short.first_difference == 2  # stopped early: the lengths differ
+    assert engines.make_row("d", [5], [0.1], ref, bound).tokens_per_second is None  # one token: no decode rate
+
+
+@pytest.mark.parametrize("tps, in_cache, key", [
+    (100.0, False, "eng.limit.overhead"),   # 10 ms a token, 1 ms of it the weights
+    (800.0, False, "eng.limit.bandwidth"),  # 1.25 ms a token, 1 ms of it the weights
+    (100.0, True, "eng.limit.cache"),
+])
+def test_what_limits_an_engine_follows_its_figures(tps, in_cache, key):
+    row = engines.make_row("generate()", [1, 2, 3], [0.0, 1 / tps, 2 / tps], None, 1000.0)
+    said = engines.limit_of(row, 1000.0, in_cache)
+    assert said.key == key
+    assert said.text("en") and said.text("zh") != said.text("en")
+
+
+def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread):
+    r = engines.run(bundled.model, bundled.tokenizer, "cpu", 24, False, "bundled")
+    assert [row.engine for row in r.rows] == ["generate()", "manual loop (KV cache)", "manual loop (no cache)"]
+    assert all(row.same_tokens_as_generate and row.new_tokens == 24 for row in r.rows)
+    assert r.bound_tokens_per_second == pytest.approx(r.read["gbps"] * 1e9 / r.weights_bytes)
+    assert r.weights_in_cache == (r.last_level_cache_bytes is not None and r.weights_bytes <= r.last_level_cache_bytes)
+    d = r.to_dict()
+    assert isinstance(d["limit"], str) and d["rows"][0]["compile_seconds"] == 0
+
+
+def test_a_budget_beyond_the_context_is_refused_before_any_work(bundled):
+    with pytest.raises(UserError, match="context"):
+        engines.run(bundled.model, bundled.tokenizer, "cpu", 400, False)  # the bundled model holds 256

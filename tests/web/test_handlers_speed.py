@@ -1,0 +1,70 @@
+"""The Speed tab's edge (token budget, flag) and its views, in both languages, on recorded data."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from playground.core.errors import UserError
+from playground.core.i18n import said
+from playground.web import handlers_speed as hs, views_speed as views
+
+
+@pytest.mark.parametrize("bad", [1, 257, 2.5, "x", None, True])
+def test_engine_budget_is_checked_at_the_edge(bad):
+    with pytest.raises(UserError):
+        hs.check_engine_tokens(bad)
+    assert hs.check_engine_tokens("64") == 64
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_compiled_must_be_a_bool(bad):
+    with pytest.raises(UserError, match="compiled must be true or false"):
+        hs.check_flag(bad, "compiled")
+
+
+def test_the_api_refuses_a_bad_budget_in_english_and_the_page_in_chinese():
+    with pytest.raises(gr.Error) as e:
+        hs.engines(1000)
+    assert "from 2 to 256" in e.value.message
+    with pytest.raises(gr.Error) as e:
+        list(hs.ui_engines(1000, False, "zh"))
+    assert "必须是 2 到 256 之间的整数" in e.value.message
+
+
+RATE = dict(gbps=50.0, bytes=512 * 2**20, seconds=0.01)
+KV = dict(model="m", device="cpu", dtype="float32", layers=4, kv_heads=4, head_dim=64, dtype_bytes=4,
+          estimate_bytes_per_token=8192, measured_bytes_per_token=8192.0, max_error=0.0, cache_class="DynamicCache",
+          prompt_tokens=15, seconds=1.0,
+          points=[dict(tokens=15, cache_bytes=122880, estimate_bytes=122880, error=0.0),
+                  dict(tokens=100, cache_bytes=819200, estimate_bytes=819200, error=0.0)],
+          steps=[dict(tokens=15, with_cache_ms=2.0, without_cache_ms=3.0),
+                 dict(tokens=100, with_cache_ms=2.1, without_cache_ms=9.0)])
+
+
+def test_kv_view_says_the_cost_grows_only_where_the_timings_show_it():
+    en, zh = views.kv_markdown(KV, "en"), views.kv_markdown(KV, "zh")
+    assert "8,192 bytes per token" in en and "O(n²)" in en and "每个 token 8,192 字节" in zh
+    flat = dict(KV, steps=[dict(tokens=15, with_cache_ms=2.0, without_cache_ms=9.0),
+                           dict(tokens=100, with_cache_ms=2.1, without_cache_ms=3.0)])
+    assert "do not show the growth" in views.kv_markdown(flat, "en") and "O(n²)" not in views.kv_markdown(flat, "en")
+    b, s = views.kv_frames(KV, "zh")
+    assert len(b) == 4 and len(s) == 4 and set(s["series"]) == {"with the KV cache · 带 KV 缓存", "without it · 不带缓存"}
+
+
+def test_engines_view_in_both_languages():
+    row = dict(engine="generate()", new_tokens=64, tokens_per_second=400.0, same_tokens_as_generate=True,
+               first_difference=None, compile_seconds=0.0, percent_of_bound=20.0, overhead_ms_per_token=2.0)
+    comp = dict(row, engine="static cache + torch.compile", tokens_per_second=900.0, same_tokens_as_generate=False,
+                first_difference=7, compile_seconds=21.3)
+    d = dict(model="m", device="cpu", dtype="float32", weights_bytes=21 * 2**20, read=RATE, bound_tokens_per_second=2000.0,
+             last_level_cache_bytes=32 * 2**20, weights_in_cache=True, rows=[row, comp],
+             limit=said("eng.limit.cache", engine="generate()", total="2.50", need="0.50", over="2.00", share="20"))
+    en, zh = views.engines_markdown(d, "en"), views.engines_markdown(d, "zh")
+    assert "2000 tokens/s" in en and "last-level cache" in en and "first differs at token 7" in en
+    assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 7 个 token 起不同" in zh
+
+
+def test_rerender_leaves_what_was_never_measured_alone():
+    out = hs.rerender("zh", None, None, None)
+    assert len(out) == 5 and all(isinstance(o, dict) and o.get("__type__") == "update" for o in out)
