@@ -38,6 +38,7 @@ from typing import Callable
 import torch
 
 from playground.core import threads
+from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, memory
@@ -118,7 +119,7 @@ def generate_ids(model, tokenizer, device: str, prompt: str, n: int) -> tuple[li
     return ids, stamps, int(enc["input_ids"].shape[-1])
 
 
-def _row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
+def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
          compile_seconds: float = 0.0, finish: str = "length") -> EngineRow:
     n = len(ids)
     decode_s = stamps[-1] - stamps[0] if n > 1 else None
@@ -164,7 +165,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     eos = eos_ids(model, tokenizer)
     say(0.05, "generate()")
     ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
-    rows = [_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
+    rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
     for i, use_cache in enumerate((True, False)):
         if stop is not None and stop.is_set():
@@ -172,7 +173,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
         say(0.2 + 0.2 * i, decode.ENGINES[1 + i])
         _, st = decode.run(model, tokenizer, device, prompt, params, use_cache=use_cache)
         stamps = list(itertools.accumulate(st.token_seconds, initial=st.ttft_seconds))
-        rows.append(_row(st.engine, st.token_ids, stamps, ref, bound, finish=st.finish_reason))
+        rows.append(make_row(st.engine, st.token_ids, stamps, ref, bound, finish=st.finish_reason))
     report = EnginesReport(
         model=name, device=device, dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
         prompt_tokens=n_prompt, max_new_tokens=max_new_tokens, weights_bytes=weights, read=read.to_dict(),
@@ -185,11 +186,19 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
 
 
 def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | None = None) -> EnginesReport:
-    """Run the compiled static-cache engine on the same prompt and budget, and add its row."""
+    """Run the compiled static-cache engine on the same prompt and budget, and add its row. Where it
+    cannot run (a model split over devices; no C++ compiler for Inductor), a UserError says why."""
+    placed = set((getattr(model, "hf_device_map", None) or {}).values())
+    if len(placed) > 1:
+        raise UserError.of("err.compiled_split", devices=", ".join(sorted(map(str, placed))))
     if progress:
         progress(0.6, COMPILED)
-    r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
-                    eos_ids(model, tokenizer), progress, name="engine")
-    report.rows.append(_row(COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
+    try:
+        r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
+                        eos_ids(model, tokenizer), progress, name="engine")
+    except Exception as e:  # torch.compile's own failure (a missing compiler, an unsupported model), quoted
+        compiled.forget()
+        raise UserError.of("err.compile_failed", error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from e
+    report.rows.append(make_row(COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
                             report.bound_tokens_per_second, r.compile_seconds, r.finish_reason))
     return report

@@ -49,9 +49,10 @@ def _compiled(lm, n: int) -> compiled.CompiledRun:
                        engines.eos_ids(lm.model, lm.tokenizer), name="bench-compiled")
 
 
-def profile_steps(lm, n: int = 16, rows: int = 12) -> str:
-    """torch.profiler over one compiled run of `n` tokens (the step is compiled already): the operators'
-    self CPU time, largest first. The eager prefill shows up as its own aten operators."""
+def profile_steps(lm, n: int, rows: int = 14) -> str:
+    """torch.profiler over one compiled run of `n` tokens (the same `n` as the timed runs, so the same
+    static-cache length: compiled already): the operators' self CPU time, largest first. The eager
+    prefill shows up as its own aten operators; everything in the compiled graph is one row per kernel."""
     from torch.profiler import ProfilerActivity, profile
 
     def work() -> str:
@@ -85,7 +86,7 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
                     same = same and r.token_ids == ref
             log(f"  {model} run {i + 1}/{runs}: generate() {gen[-1]:.1f}, compiled {comp[-1]:.1f} tokens/s, "
                 f"read {reads[-1]:.1f} GB/s")
-        table = profile_steps(lm) if profile else None
+        table = profile_steps(lm, n) if profile else None
     SLOT.unload()
     read = statistics.median(reads)
     bound = read * 1e9 / weights
@@ -127,5 +128,6 @@ def table(result: dict) -> str:
     lines.append(f"load average before {lb[0]:.2f}, after {la[0]:.2f} (1 min)")
     for m, r in result["models"].items():
         if r.get("profile"):
-            lines += ["", f"profile of 16 compiled decode steps (+ the eager prefill), {m}:", r["profile"]]
+            lines += ["", f"profile of one compiled run, {r['new_tokens']} tokens (the eager prefill, then "
+                      f"{r['new_tokens'] - 1} compiled decode steps), {m}:", r["profile"]]
     return "\n".join(lines)

@@ -17,8 +17,9 @@ import gradio as gr
 
 from playground.core import inputs, threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import plain, t
-from playground.hw import bandwidth as rates, devices, pcie
+from playground.core.i18n import plain, said, t
+from playground.hw import bandwidth as rates, devices, pcie, zerogpu
+from playground.hw.devices import DeviceInfo
 from playground.load import migration
 from playground.run import engines as decode_engines, kvcache
 from playground.run.slot import SLOT
@@ -55,11 +56,25 @@ def check_flag(value: object, name: str) -> bool:
 
 # ---------------------------------------------------------------- the measurements, as data
 
+def on_this_host(devs: list[DeviceInfo]) -> list[DeviceInfo]:
+    """The devices a measurement here may use. On ZeroGPU a GPU exists only inside a `@spaces.GPU`
+    call, so a copy timed outside one would time an emulation: the GPU is listed as absent, with why."""
+    if not zerogpu.active():
+        return devs
+    return [d for d in devs if d.kind not in ("cuda", "mps")] + [
+        DeviceInfo(id="cuda", kind="cuda", available=False, name="ZeroGPU", reason=said("speed.zerogpu"))]
+
+
+def check_measurable(lm) -> None:
+    if zerogpu.active() and not lm.device.startswith("cpu"):
+        raise UserError.of("err.zerogpu_speed", device=lm.device)
+
+
 def measure_bandwidth() -> dict:
     """The survey, every GPU's PCIe link, and the loaded model's `.to()` against them (Said kept)."""
-    devs = devices.discover()
+    devs = on_this_host(devices.discover())
     survey = threads.run(rates.survey, devs, name="bandwidth")
-    links, _ = pcie.links()
+    links = [] if zerogpu.active() else pcie.links()[0]
     with SLOT.held() as lm:
         gap = None
         if lm is not None:
@@ -73,6 +88,7 @@ def measure_kv() -> dict:
     with SLOT.held() as lm:
         if lm is None:
             raise UserError.of("err.not_loaded")
+        check_measurable(lm)
         n_prompt = len(lm.tokenizer(decode_engines.PROMPT)["input_ids"])
         ctx = lm.report.context_length or (n_prompt + KV_TOKENS)
         new = max(2, min(KV_TOKENS, ctx - n_prompt))
@@ -85,6 +101,7 @@ def run_engines(n: int, with_compiled: bool, progress=None) -> decode_engines.En
     with SLOT.held() as lm:
         if lm is None:
             raise UserError.of("err.not_loaded")
+        check_measurable(lm)
         return decode_engines.run(lm.model, lm.tokenizer, lm.device, n, with_compiled, lm.report.model,
                                   progress=progress)
 
@@ -150,13 +167,17 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
         with SLOT.held() as lm:
             if lm is None:
                 raise UserError.of("err.not_loaded")
+            check_measurable(lm)
             report = decode_engines.run(lm.model, lm.tokenizer, lm.device, n, False, lm.report.model, progress=say)
             d = asdict(report)
             if c:
                 yield (views.engines_markdown(d, lang) + "\n\n"
                        + t("speed.compiling", lang, at=time.strftime("%H:%M:%S")), d)
-                decode_engines.add_compiled(report, lm.model, lm.tokenizer, say)
-                d = asdict(report)
+                try:
+                    decode_engines.add_compiled(report, lm.model, lm.tokenizer, say)
+                    d = asdict(report)
+                except UserError as e:  # the other engines' rows stand; the reason is kept with them
+                    d = dict(asdict(report), compile_error=said(e.key, **e.fields) if e.key else str(e))
         yield views.engines_markdown(d, lang), d
     except UserError as e:
         raise error(e, lang) from None

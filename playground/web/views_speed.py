@@ -146,4 +146,6 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
     for row in r["rows"]:
         if row["engine"].startswith("static cache"):
             lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
+    if r.get("compile_error"):
+        lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]
     return "\n".join(lines)

@@ -48,3 +48,17 @@ def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread):
 def test_a_budget_beyond_the_context_is_refused_before_any_work(bundled):
     with pytest.raises(UserError, match="context"):
         engines.run(bundled.model, bundled.tokenizer, "cpu", 400, False)  # the bundled model holds 256
+
+
+def test_a_compile_that_fails_is_said_with_the_libraries_words(bundled, one_thread, monkeypatch):
+    from playground.run import compiled
+
+    def no_compiler(*a, **k):
+        raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx")
+
+    r = engines.run(bundled.model, bundled.tokenizer, "cpu", 8, False, "bundled")
+    monkeypatch.setattr(compiled, "run", no_compiler)
+    with pytest.raises(UserError) as e:
+        engines.add_compiled(r, bundled.model, bundled.tokenizer)
+    assert "could not compile" in str(e.value) and "No working C++ compiler" in str(e.value)
+    assert "无法编译" in e.value.text("zh") and len(r.rows) == 3  # the other rows stand

@@ -80,3 +80,13 @@ def test_table_gives_each_skip_its_reason():
     text = selfcheck.table(result)
     assert "load_seconds=0.123" in text and "this PyTorch build has no CUDA" in text
     assert "1 passed, 0 failed, 1 skipped" in text
+
+
+def test_readme_names_every_check():
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## On a GPU"):]
+    section = section[:section.index("\n## ", 5)]
+    missing = [c.name for c in checks.REGISTRY if f"`{c.name}`" not in section]
+    assert missing == []
