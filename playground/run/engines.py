@@ -41,7 +41,7 @@ from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
 from playground.core.inputs import GenerationParams
-from playground.hw import bandwidth, memory
+from playground.hw import bandwidth, devices, memory
 from playground.run import compiled, decode, generation
 from playground.run.generation import TokenStreamer
 
@@ -82,7 +82,8 @@ class EnginesReport:
     bound_tokens_per_second: float
     last_level_cache_bytes: int | None
     weights_in_cache: bool  # the weights fit in the CPU's last-level cache
-    limit: Said  # what limits generate() on this model, from the measured figures
+    profile: dict  # generate() under torch.profiler: the matrix multiplications' share of the time
+    limit: Said  # what limits generate() on this model, from that profile
     rows: list[EngineRow]
     prompt: str = PROMPT
 
@@ -137,18 +138,51 @@ def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[i
     )
 
 
-def limit_of(row: EngineRow, bound: float, in_cache: bool) -> Said:
-    """What limits this engine, from its figures: the time the weights need per token (1 / bound)
-    against the rest of its time per token (overhead)."""
+MATMULS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::linear", "mkl::_mkl_linear", "aten::_mkldnn_linear"}
+
+
+def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> dict:
+    """Where generate()'s time goes: `n` greedy tokens under torch.profiler, the time of the matrix
+    multiplications (the operators that read the weights) against the whole run, and the rate they read
+    at (weight bytes x forward passes / their time). On a GPU their device time is counted."""
+    from torch.profiler import ProfilerActivity, profile
+
+    on_gpu = torch.device(device).type == "cuda"
+    enc = tokenizer(prompt, return_tensors="pt").to(device)
+    kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,
+              pad_token_id=model.generation_config.pad_token_id)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    with torch.inference_mode():
+        model.generate(**enc, **kw)  # warm-up
+        with profile(activities=acts) as prof:
+            devices.sync(device)
+            t0 = time.perf_counter()
+            model.generate(**enc, **kw)
+            devices.sync(device)
+            wall = time.perf_counter() - t0
+
+    def spent(e) -> float:
+        us = getattr(e, "self_device_time_total", None) if on_gpu else e.self_cpu_time_total
+        return (us or 0) / 1e6
+
+    events = prof.key_averages()
+    mm = sum(spent(e) for e in events if e.key in MATMULS)
+    others = sorted(((spent(e), e.key) for e in events if e.key not in MATMULS), reverse=True)[:3]
+    weights = memory.weights_bytes(model)
+    return dict(tokens=n, wall_seconds=wall, matmul_seconds=mm, matmul_share=mm / wall if wall else 0.0,
+                matmul_gbps=weights * n / mm / 1e9 if mm else None,  # n forward passes: the prefill and n - 1 steps
+                largest_others=[dict(op=k, seconds=v) for v, k in others])
+
+
+def limit_of(row: EngineRow, prof: dict, read_gbps: float) -> Said:
+    """What limits this engine, from a profile of it: reading the weights (the matrix multiplications
+    take most of the time) or per-token overhead (everything else does)."""
     if not row.tokens_per_second:
         return said("eng.limit.unknown")
-    need = 1e3 / bound
-    total = 1e3 / row.tokens_per_second
-    fields = dict(engine=row.engine, total=f"{total:.2f}", need=f"{need:.2f}", over=f"{total - need:.2f}",
-                  share=f"{100 * need / total:.0f}")
-    if in_cache:
-        return said("eng.limit.cache", **fields)
-    return said("eng.limit.overhead" if total - need > need else "eng.limit.bandwidth", **fields)
+    fields = dict(engine=row.engine, share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
+                  rate=f"{prof['matmul_gbps'] or 0:.1f}", read=f"{read_gbps:.1f}",
+                  others=", ".join(f"{o['op']} {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
+    return said("eng.limit.bandwidth" if prof["matmul_share"] >= 0.5 else "eng.limit.overhead", **fields)
 
 
 def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool, name: str = "",
@@ -166,6 +200,8 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     say(0.05, "generate()")
     ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
     rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
+    say(0.15, "generate(), profiled")
+    prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
     for i, use_cache in enumerate((True, False)):
         if stop is not None and stop.is_set():
@@ -178,7 +214,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
         model=name, device=device, dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
         prompt_tokens=n_prompt, max_new_tokens=max_new_tokens, weights_bytes=weights, read=read.to_dict(),
         bound_tokens_per_second=bound, last_level_cache_bytes=llc, weights_in_cache=in_cache,
-        limit=limit_of(rows[0], bound, in_cache), rows=rows, prompt=prompt,
+        profile=prof, limit=limit_of(rows[0], prof, read.gbps), rows=rows, prompt=prompt,
     )
     if with_compiled and not (stop is not None and stop.is_set()):
         add_compiled(report, model, tokenizer, progress)

@@ -23,16 +23,23 @@ def test_rows_compare_token_by_token_and_do_the_bound_arithmetic():
     assert engines.make_row("d", [5], [0.1], ref, bound).tokens_per_second is None  # one token: no decode rate
 
 
-@pytest.mark.parametrize("tps, in_cache, key", [
-    (100.0, False, "eng.limit.overhead"),   # 10 ms a token, 1 ms of it the weights
-    (800.0, False, "eng.limit.bandwidth"),  # 1.25 ms a token, 1 ms of it the weights
-    (100.0, True, "eng.limit.cache"),
-])
-def test_what_limits_an_engine_follows_its_figures(tps, in_cache, key):
-    row = engines.make_row("generate()", [1, 2, 3], [0.0, 1 / tps, 2 / tps], None, 1000.0)
-    said = engines.limit_of(row, 1000.0, in_cache)
-    assert said.key == key
-    assert said.text("en") and said.text("zh") != said.text("en")
+@pytest.mark.parametrize("share, key", [(0.27, "eng.limit.overhead"), (0.85, "eng.limit.bandwidth")])
+def test_what_limits_an_engine_follows_its_profile(share, key):
+    row = engines.make_row("generate()", [1, 2, 3], [0.0, 0.01, 0.02], None, 1000.0)
+    prof = dict(tokens=16, matmul_share=share, matmul_gbps=22.0,
+                largest_others=[dict(op="aten::tanh", seconds=0.012), dict(op="aten::add", seconds=0.004)])
+    said = engines.limit_of(row, prof, 70.0)
+    assert said.key == key and f"{100 * share:.0f}%" in said.text("en") and said.text("zh") != said.text("en")
+    if key == "eng.limit.overhead":
+        assert "aten::tanh 12 ms" in said.text("en")
+    else:
+        assert "22.0 GB/s where a streaming read reaches 70.0 GB/s" in said.text("en")
+
+
+def test_the_profile_counts_the_matmuls_of_a_real_generate(bundled, one_thread):
+    p = engines.matmul_profile(bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 8)
+    assert p["tokens"] == 8 and 0 < p["matmul_seconds"] < p["wall_seconds"]
+    assert 0 < p["matmul_share"] < 1 and p["matmul_gbps"] > 0 and len(p["largest_others"]) == 3
 
 
 def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread):
@@ -43,6 +50,7 @@ def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread):
     assert r.weights_in_cache == (r.last_level_cache_bytes is not None and r.weights_bytes <= r.last_level_cache_bytes)
     d = r.to_dict()
     assert isinstance(d["limit"], str) and d["rows"][0]["compile_seconds"] == 0
+    assert r.limit.key in ("eng.limit.overhead", "eng.limit.bandwidth") and r.profile["tokens"] == 16
 
 
 def test_a_budget_beyond_the_context_is_refused_before_any_work(bundled):

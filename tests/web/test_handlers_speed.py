@@ -59,9 +59,11 @@ def test_engines_view_in_both_languages():
                 first_difference=7, compile_seconds=21.3)
     d = dict(model="m", device="cpu", dtype="float32", weights_bytes=21 * 2**20, read=RATE, bound_tokens_per_second=2000.0,
              last_level_cache_bytes=32 * 2**20, weights_in_cache=True, rows=[row, comp],
-             limit=said("eng.limit.cache", engine="generate()", total="2.50", need="0.50", over="2.00", share="20"))
+             limit=said("eng.limit.overhead", engine="generate()", tokens=16, share="27", rate="4.3", read="50.0",
+                        others="aten::tanh 12 ms"))
     en, zh = views.engines_markdown(d, "en"), views.engines_markdown(d, "zh")
     assert "2000 tokens/s" in en and "last-level cache" in en and "first differs at token 7" in en
+    assert "only 27% of the time" in en and "只占了 27% 的时间" in zh
     assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 7 个 token 起不同" in zh
 
 

@@ -237,25 +237,22 @@ TEXT: dict[str, W] = {
         "引擎可以超过内存带宽上限（超过 100%）。",
     ),
     "eng.limit.overhead": W(
-        "**What limits `{engine}` here: per-token overhead.** Reading the weights takes {need} ms of its {total} "
-        "ms per token ({share}%); the other {over} ms is Python, dispatch and small kernels. A bigger model "
-        "(e.g. GPT-2 small, 370 MB in float32) turns this around.",
-        "**这里限制 `{engine}` 的是每个 token 的额外开销。** 每个 token 的 {total} 毫秒中，读取权重只需 {need} 毫秒"
-        "（{share}%）；其余 {over} 毫秒是 Python、算子分派和许多小内核。换一个更大的模型（例如 float32 的 GPT-2 small，370 MB），情况就反过来了。",
+        "**What limits `{engine}` here: per-token overhead.** Profiled over {tokens} tokens, the matrix "
+        "multiplications, which read every weight once per token, took only {share}% of the time; the rest is "
+        "Python, dispatch and many small operators (the largest: {others}). A compiled static-cache step removes "
+        "most of it.",
+        "**这里限制 `{engine}` 的是每个 token 的额外开销。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的"
+        "矩阵乘法只占了 {share}% 的时间；其余是 Python、算子分派和许多小算子（最大的几个：{others}）。"
+        "编译后的静态缓存解码步骤能去掉其中大部分。",
     ),
     "eng.limit.bandwidth": W(
-        "**What limits `{engine}` here: memory bandwidth.** Reading the weights takes {need} ms of its {total} ms "
-        "per token ({share}%); overhead is the other {over} ms. Only fewer bytes per token (a smaller dtype) or "
-        "a faster memory moves this much.",
-        "**这里限制 `{engine}` 的是内存带宽。** 每个 token 的 {total} 毫秒中，读取权重就要 {need} 毫秒（{share}%）；"
-        "额外开销只有 {over} 毫秒。要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者换更快的内存。",
-    ),
-    "eng.limit.cache": W(
-        "**What limits `{engine}` here: per-token overhead.** At the RAM read rate the weights would take {need} "
-        "ms of its {total} ms per token, and from the cache they take less; the rest is Python, dispatch and "
-        "small kernels, which a compiled static-cache step removes.",
-        "**这里限制 `{engine}` 的是每个 token 的额外开销。** 按内存读取速率，读权重需要 {need} 毫秒（每个 token 共 {total} 毫秒），"
-        "从缓存读取还要更少；其余是 Python、算子分派和许多小内核，编译后的静态缓存解码步骤正是去掉了这部分。",
+        "**What limits `{engine}` here: reading the weights.** Profiled over {tokens} tokens, the matrix "
+        "multiplications, which read every weight once per token, took {share}% of the time, reading at {rate} "
+        "GB/s where a streaming read reaches {read} GB/s. Only fewer bytes per token (a smaller dtype) or a kernel "
+        "that reads faster (the compiled engine's, over every core) moves this much.",
+        "**这里限制 `{engine}` 的是读取权重。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的矩阵乘法"
+        "占了 {share}% 的时间，读取速度为 {rate} GB/s，而流式读取能达到 {read} GB/s。"
+        "要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者用读得更快的内核（编译引擎用上所有核心的内核）。",
     ),
     "eng.limit.unknown": W("Too few tokens to measure a decode rate.", "token 太少，测不出解码速率。"),
     "eng.compiled_note": W(
