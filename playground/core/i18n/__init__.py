@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, lab, page, reports
+from playground.core.i18n import errors, lab, page, realmodel, reports
 from playground.core.i18n.words import LANGS, W
 
-__all__ = ["LANGS", "TABLE", "Said", "W", "plain", "said", "t"]
+__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "in_lang", "phrase", "plain", "said", "t"]
 
 
 class Said(NamedTuple):
@@ -33,6 +33,28 @@ class Said(NamedTuple):
 
 def said(key: str, **fields: object) -> Said:
     return Said(key, fields)
+
+
+class Phrase(str):
+    """A sentence where a plain string is expected (a progress description): its English text,
+    remembering its key and fields so that the page can say it in its own language (`in_lang`)."""
+
+    said: Said
+
+
+def phrase(key: str, **fields: object) -> Phrase:
+    p = Phrase(t(key, "en", **fields))
+    p.said = Said(key, fields)
+    return p
+
+
+def in_lang(text: object, lang: str = "en") -> str:
+    """`text` in `lang`: a `Phrase` or a `Said` said again, any other string as it is."""
+    if isinstance(text, Phrase):
+        return text.said.text(lang)
+    if isinstance(text, Said):
+        return text.text(lang)
+    return str(text)
 
 
 def t(key: str, lang: str = "en", **fields: object) -> str:
@@ -54,7 +76,7 @@ def _merge(*areas: dict[str, W]) -> dict[str, W]:
     return out
 
 
-TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT)
+TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, realmodel.TEXT)
 
 
 def plain(obj: object, lang: str = "en") -> object:
