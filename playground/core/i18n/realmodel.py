@@ -52,6 +52,8 @@ TEXT: dict[str, W] = {
         "Shorten the prompt.",
         "提示词有 {n} 个 token，而这个模型的上下文只有 {ctx}：已经没有生成新 token 的空间。请缩短提示词。",
     ),
+    "err.flag": W("{name} must be true or false; got {got}.", "{name} 必须是 true 或 false；收到的是 {got}。"),
+    "err.engine": W("Unknown engine {engine}; use one of {engines}.", "未知的生成引擎 {engine}；请从这些中选一个：{engines}。"),
     # the model picker
     "catalog.bundled": W("{name} (bundled, works offline)", "{name}（内置，无需联网）"),
     "catalog.hub": W("{name} (Hugging Face Hub)", "{name}（Hugging Face Hub）"),
