@@ -24,7 +24,9 @@ This is the only global mutable state in the playground.
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Iterator
 
 from playground.core import threads
@@ -44,7 +46,7 @@ def check_engine(engine: object) -> str:
     """'generate' (model.generate), 'manual' (the tutorials' prefill + decode loop with the KV
     cache) or 'manual-nocache' (the same loop, no cache)."""
     if engine not in ENGINES:
-        raise UserError(f"Unknown engine {shown(engine, 40)}; use one of {', '.join(ENGINES)}.")
+        raise UserError.of("err.engine", engine=shown(engine, 40), engines=", ".join(ENGINES))
     return engine
 
 
@@ -59,6 +61,7 @@ class ModelSlot:
         self._gen_timeline: Sampler | None = None
         # One stop event per visitor session, so Stop ends only the caller's own run.
         self._stops: dict[str, threading.Event] = {}
+        self._away: dict | None = None  # while Compare borrows the slot: the model it will load back
 
     # -- reading, without waiting --------------------------------------------
     def status(self) -> dict:
@@ -66,7 +69,7 @@ class ModelSlot:
         # must not wait for (or block a worker thread behind) another visitor's generation.
         lm = self._loaded
         if lm is None:
-            return {"loaded": False}
+            return {"loaded": False, "away": self._away} if self._away else {"loaded": False}
         r = lm.report
         return {"loaded": True, "model": r.model, "device": r.device, "dtype": r.dtype, "label": r.label}
 
@@ -78,6 +81,14 @@ class ModelSlot:
     def spec(self) -> tuple[ModelSource, DeviceInfo, Dtype] | None:
         """What is loaded now, as the typed values that would load it again (None when nothing is)."""
         return self._spec if self._loaded is not None else None
+
+    def room(self, prompt: str, chat_template: bool = True) -> tuple[int | None, int | None]:
+        """(prompt tokens, context length) for the loaded model: what `prompt` leaves for new tokens.
+        No lock (a snapshot, like `status`): the page asks as the visitor types, even mid-generation."""
+        lm = self._loaded
+        if lm is None:
+            return None, None
+        return generation.room(lm.tokenizer, lm.model, prompt, chat_template)
 
     def busy(self) -> bool:
         """Is a load, a generation, a lab run or a comparison holding the slot right now?"""
@@ -101,6 +112,30 @@ class ModelSlot:
         with self._lock:
             self._unload()
             yield
+
+    @contextmanager
+    def lent(self, progress: loader.Progress | None = None) -> Iterator["Return"]:
+        """Hold the slot empty while Compare loads its own models, then load back what was loaded (same
+        model, device and dtype), timed as a step of its own: `Return.report`, `Return.seconds`. Meanwhile
+        the banner says which model is away and that it comes back (`status()["away"]`)."""
+        with self._lock:
+            back = Return(self.spec())
+            if back.spec is not None:
+                r = self._loaded.report
+                self._away = {"model": r.model, "device": r.device, "dtype": r.dtype}
+            self._unload()
+            try:
+                yield back
+            finally:
+                try:
+                    if back.spec is not None:
+                        t0 = time.perf_counter()
+                        back.report = self._load(*back.spec, progress=progress)
+                        back.seconds = time.perf_counter() - t0
+                except UserError as e:  # e.g. memory taken meanwhile by another process: said, not raised
+                    back.error = e
+                finally:
+                    self._away = None
 
     def unload(self) -> None:
         """Drop the model and give its memory back (waits for a running generation)."""
@@ -128,24 +163,29 @@ class ModelSlot:
         # init_empty_weights patches nn.Module.register_parameter), so a generation running
         # meanwhile would make its tensors in the wrong dtype, and a load its parameters on meta.
         with self._lock:
-            sampler = Sampler(hz=15)
-            with sampler:
-                mark = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
+            return self._load(src, dev, dtype, progress)
 
-                def work() -> loader.LoadedModel:
-                    # The model held now is freed before the new one loads: the guard counts its RAM as
-                    # available. (No local name may keep a reference to it past the unload, or it is not freed.)
-                    plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded))
-                    # Free the old model first: two models side by side could exceed the RAM
-                    # of a small machine, and would distort the new load's memory figures.
-                    self._unload()
-                    return loader.load(plan, mark)
+    def _load(self, src: ModelSource, dev: DeviceInfo, dtype: Dtype,
+              progress: loader.Progress | None = None) -> loader.LoadReport:
+        # the caller holds the lock
+        sampler = Sampler(hz=15)
+        with sampler:
+            mark = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
 
-                # in a thread that ends with the load: see playground.core.threads
-                self._loaded = threads.run(work, name="load")
-                self._source, self._spec = src, (src, dev, dtype)
-                self._load_timeline, self._gen_timeline = sampler, None
-                return self._loaded.report
+            def work() -> loader.LoadedModel:
+                # The model held now is freed before the new one loads: the guard counts its RAM as
+                # available. (No local name may keep a reference to it past the unload, or it is not freed.)
+                plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded))
+                # Free the old model first: two models side by side could exceed the RAM
+                # of a small machine, and would distort the new load's memory figures.
+                self._unload()
+                return loader.load(plan, mark)
+
+            # in a thread that ends with the load: see playground.core.threads
+            self._loaded = threads.run(work, name="load")
+            self._source, self._spec = src, (src, dev, dtype)
+            self._load_timeline, self._gen_timeline = sampler, None
+            return self._loaded.report
 
     # -- generating ---------------------------------------------------------
     def generate(self, prompt: str, params: GenerationParams, session: str = "",
@@ -209,6 +249,16 @@ class ModelSlot:
             peaks += [p.to_dict() for p in s.peaks()]
             offset = max(x["t"] for x in rows) + 0.5
         return rows, peaks
+
+
+@dataclass
+class Return:
+    """What `ModelSlot.lent` loads back afterwards, and how that went."""
+
+    spec: tuple[ModelSource, DeviceInfo, Dtype] | None  # None: nothing was loaded, nothing comes back
+    report: loader.LoadReport | None = None
+    seconds: float | None = None  # the whole load back, checks included
+    error: UserError | None = None
 
 
 def _reclaimable(lm: loader.LoadedModel | None) -> int:
