@@ -15,7 +15,7 @@ import gradio as gr
 from playground.core import settings
 from playground.core.i18n import t
 from playground.run.slot import SLOT
-from playground.web import handlers as h, views
+from playground.web import handlers as h, style, views
 from playground.web.page import LANE, PRIVATE, Page
 from playground.web.tabs import compare, diagnose, inspect, play
 
@@ -65,6 +65,7 @@ def launch_kwargs() -> dict:
     the page's configuration, would hold 1.7 GB)."""
     s = settings.read()
     kw: dict = {"allowed_paths": [], "show_error": True, "max_file_size": 0, "state_session_capacity": s.max_sessions}
+    kw["css"] = style.CSS  # the page's tables, labels and plots (playground.web.style)
     if s.host:
         kw["server_name"] = s.host
     if s.port:

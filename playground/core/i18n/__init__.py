@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, lab, page, realmodel, reports
+from playground.core.i18n import errors, lab, page, realmodel, reports, shown
 from playground.core.i18n.words import LANGS, W
 
 __all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "in_lang", "phrase", "plain", "said", "t"]
@@ -63,7 +63,7 @@ def t(key: str, lang: str = "en", **fields: object) -> str:
     w = TABLE.get(key)
     if w is None:
         return key
-    return w.say(lang, **{k: v.text(lang) if isinstance(v, Said) else v for k, v in fields.items()})
+    return w.say(lang, **{k: in_lang(v, lang) if isinstance(v, (Said, Phrase)) else v for k, v in fields.items()})
 
 
 def _merge(*areas: dict[str, W]) -> dict[str, W]:
@@ -76,7 +76,7 @@ def _merge(*areas: dict[str, W]) -> dict[str, W]:
     return out
 
 
-TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, realmodel.TEXT)
+TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, realmodel.TEXT, shown.TEXT)
 
 
 def plain(obj: object, lang: str = "en") -> object:
