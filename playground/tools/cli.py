@@ -1,5 +1,6 @@
 """The command line: every measurement the page shows, without a browser.
 
+    python -m playground report            # the bundled model, the best device, its recommended dtype
     python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
 
 `report` runs the pipeline the page and the API run, through the same shared
@@ -35,7 +36,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from playground.core.errors import UserError
-from playground.core.inputs import DEFAULT_PROMPT
+from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
+from playground.core.paths import BUNDLED_NAME
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -56,15 +58,20 @@ class Command:
 # ---------------------------------------------------------------- report
 
 def _report_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True,
-                   help="bundled name (shakespeare-gpt2), synthetic/..., a Hub id, or a local folder")
-    p.add_argument("--device", required=True, help="cpu, cuda, cuda:N, mps or auto")
-    p.add_argument("--dtype", required=True, help="float32, float16, bfloat16 or auto")
+    p.add_argument("--model", default=BUNDLED_NAME,
+                   help=f"bundled name ({BUNDLED_NAME}, the default), synthetic/..., a Hub id, or a local folder")
+    p.add_argument("--device", default=None,
+                   help="cpu, cuda, cuda:N, mps or auto (default: the best available: a GPU, then MPS, then the CPU)")
+    p.add_argument("--dtype", default=None,
+                   help="float32, float16, bfloat16 or auto (default: the one the device computes natively in "
+                        "16 bits, else float32)")
     p.add_argument("--prompt", default=DEFAULT_PROMPT, help=f"text to continue (default {DEFAULT_PROMPT!r})")
     p.add_argument("--max-new-tokens", default="64", help="token budget, 1 to PLAYGROUND_MAX_NEW_TOKENS (default 64)")
-    p.add_argument("--temperature", default="0", help="0 is greedy (default); above 0 samples")
-    p.add_argument("--top-p", default="1", help="nucleus sampling mass, used when temperature > 0 (default 1)")
-    p.add_argument("--seed", default="0", help="sampling seed (default 0)")
+    p.add_argument("--temperature", default=str(SAMPLED["temperature"]),
+                   help=f"above 0 samples (default {SAMPLED['temperature']}, as the page); 0 is greedy")
+    p.add_argument("--top-p", default=str(SAMPLED["top_p"]),
+                   help=f"nucleus sampling mass, used when temperature > 0 (default {SAMPLED['top_p']})")
+    p.add_argument("--seed", default=str(SAMPLED["seed"]), help=f"sampling seed (default {SAMPLED['seed']})")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else")
 
 
