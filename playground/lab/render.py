@@ -53,7 +53,7 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
         out.append(f"| {t('ui.name', lang)} | {t('ui.device', lang)} | {t('ui.dtype', lang)} | {t('ui.shape', lang)} |"
                    "\n|---|---|---|---|")
         for row in r.tensors:
-            dev = f"{row.device} (fake)" if row.fake else row.device
+            dev = t("ui.fake_device", lang, device=row.device) if row.fake else row.device
             out.append(f"| `{html.escape(row.name)}` | {dev} | {row.dtype} | {list(row.shape)} |")
     out.append(f"\n**{t('ui.what', lang)}:** {r.explanation_zh if zh else r.explanation_en}\n")
     if r.measured:

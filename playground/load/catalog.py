@@ -121,8 +121,12 @@ def hub_reachable(timeout: float = 2.0) -> tuple[bool, str]:
 
 
 def hub_cached(repo_id: str) -> Path | None:
-    """The cached snapshot folder of a Hub model (config.json and safetensors weights), or None."""
-    return hub.cached(repo_id)
+    """The cached snapshot folder holding a Hub model's config.json, or None (its weights may not be
+    there yet: `playground.load.hub.cached` says whether the whole snapshot is)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    hit = try_to_load_from_cache(repo_id, "config.json")
+    return Path(hit).parent if isinstance(hit, str) else None
 
 
 # -- config.json, without the weights ------------------------------------------------

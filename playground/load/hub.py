@@ -86,19 +86,38 @@ def cached(repo_id: str) -> Path | None:
     return folder if (folder / "config.json").is_file() and any(folder.glob("*.safetensors")) else None
 
 
-def fetch(repo_id: str, progress: Bytes | None = None) -> Fetched:
-    """The snapshot folder of `repo_id`: from the cache, or downloaded now (only the files in FILES)."""
-    t0 = time.perf_counter()
-    folder = cached(repo_id)
-    if folder is not None:
-        return Fetched(folder, 0, time.perf_counter() - t0, _count(folder), True)
+def config_folder(repo_id: str) -> Path:
+    """The cache folder holding `repo_id`'s config.json, downloading that file alone when it is not
+    cached (a few KB): what the memory check reads before any weight is fetched."""
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+    hit = try_to_load_from_cache(repo_id, "config.json")
+    if isinstance(hit, str):
+        return Path(hit).parent
     ok, why = reachable()
     if not ok:
         raise UserError.of("err.hub_offline", ref=repo_id, why=why, bundled=BUNDLED_NAME)
-    from huggingface_hub import constants, snapshot_download
+    try:
+        return Path(hf_hub_download(repo_id, "config.json")).parent
+    except Exception as e:
+        raise _download_error(repo_id, e) from None
 
-    storage = Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--"))
-    blobs_before = _blobs(storage)
+
+def fetch(repo_id: str, progress: Bytes | None = None, blobs_before: set[Path] | None = None) -> Fetched:
+    """The snapshot folder of `repo_id`: from the cache, or downloaded now (only the files in FILES).
+    `bytes` counts every file that was not in the cache at `blobs_before` (`blobs(repo_id)`, taken
+    before config.json came down), or before this call."""
+    t0 = time.perf_counter()
+    blobs_before = blobs(repo_id) if blobs_before is None else blobs_before
+    folder = cached(repo_id)
+    if folder is not None:
+        return Fetched(folder, _new_bytes(folder, blobs_before), time.perf_counter() - t0, _count(folder),
+                       not _new_bytes(folder, blobs_before))
+    ok, why = reachable()
+    if not ok:
+        raise UserError.of("err.hub_offline", ref=repo_id, why=why, bundled=BUNDLED_NAME)
+    from huggingface_hub import snapshot_download
+
     try:
         # A dry run first (the repo's file list and one HEAD per file): how many bytes are coming, so
         # that the progress has a true total from its first update (the bars learn it file by file).
@@ -108,18 +127,23 @@ def fetch(repo_id: str, progress: Bytes | None = None) -> Fetched:
                                         tqdm_class=_bars(progress, total)))
     except Exception as e:
         raise _download_error(repo_id, e) from None
-    seconds = time.perf_counter() - t0
-    new = [p for p in folder.iterdir() if p.is_file() and p.resolve() not in blobs_before]
-    return Fetched(folder, sum(p.stat().st_size for p in new), seconds, _count(folder), False)
+    return Fetched(folder, _new_bytes(folder, blobs_before), time.perf_counter() - t0, _count(folder), False)
+
+
+def blobs(repo_id: str) -> set[Path]:
+    """The files `repo_id` has in the Hugging Face cache now (its blobs), to tell later what came down."""
+    from huggingface_hub import constants
+
+    folder = Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--")) / "blobs"
+    return {p.resolve() for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def _new_bytes(folder: Path, before: set[Path]) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and p.resolve() not in before)
 
 
 def _count(folder: Path) -> int:
     return sum(1 for p in folder.iterdir() if p.is_file())
-
-
-def _blobs(storage: Path) -> set[Path]:
-    folder = storage / "blobs"
-    return {p.resolve() for p in folder.iterdir()} if folder.is_dir() else set()
 
 
 def _download_error(repo_id: str, e: Exception) -> UserError:

@@ -51,7 +51,7 @@ def _quiet(frac: float, desc: str) -> None:
 
 @dataclass
 class PhaseReport:
-    name: str  # "download" (Hub models), "estimate", "import", "load", "migrate", "eval"
+    name: str  # "estimate", "download" (Hub models), "import", "load", "migrate", "eval"
     seconds: float
     rss_before: int
     rss_after: int
@@ -136,17 +136,22 @@ class Plan:
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
             reclaimable: int = 0) -> Plan:
-    """The checks before a single weight is read: a Hub model's download (and the safetensors checks
-    of what came down), does it fit (`reclaimable`: RAM the loaded model gives back first), is a
-    synthetic checkpoint built."""
-    download = None
-    folder = src.ref
+    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model gives
+    back first), a Hub model's download (after the memory check: only config.json comes down before it)
+    and the safetensors checks of what came down, is a synthetic checkpoint built."""
+    started = time.perf_counter()
     if src.kind == "hub":
-        download, folder = _download(src, progress)
+        # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
+        # so a model that will not fit is refused before its weights come down
+        progress(0.0, phrase("progress.download_check", ref=src.ref))
+        blobs, dl_before = hub.blobs(src.ref), memory.snapshot()
+        if hub.cached(src.ref) is None:
+            hub.config_folder(src.ref)
+    configured = time.perf_counter()
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
     # The check builds the model on the meta device (shapes, no data), which also imports
     # the architecture's code: timed here, reported as the "estimate" phase.
-    progress(0.1, phrase("progress.estimate"))
+    progress(0.02, phrase("progress.estimate"))
     before = memory.snapshot()
     t0 = time.perf_counter()
     cfg = catalog.read_config(src)
@@ -154,6 +159,9 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     note = said("phase.estimate", need=fmt_bytes(est.required_bytes), avail=fmt_bytes(est.available_bytes),
                 where=est.available_source)
     phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
+    download, folder = None, src.ref
+    if src.kind == "hub":
+        download, folder = _download(src, progress, blobs, dl_before, configured - started)
     if src.kind == "synthetic":
         synthetic.ensure(src.name, progress=progress)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
@@ -161,26 +169,26 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     return Plan(src, dev, dtype, config, True, phase, download, folder)
 
 
-def _download(src: ModelSource, progress: Progress) -> tuple[PhaseReport, str]:
+def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
+              config_seconds: float) -> tuple[PhaseReport, str]:
     """The download phase: the Hub model's files into the Hugging Face cache (nothing on a cache hit),
     then the same safetensors checks a local folder passes, so that a truncated download is refused
-    here, before the loaded model is unloaded."""
-    progress(0.0, phrase("progress.download_check", ref=src.ref))
-
+    here, before the loaded model is unloaded. Its seconds are config.json's (fetched before the memory
+    check) and the rest's; its bytes every file that was not in the cache before."""
     def moved(done: int, total: int) -> None:
         frac = done / total if total else 0.0
-        progress(0.1 * frac, phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
+        progress(0.02 + 0.08 * frac,
+                 phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
 
-    before = memory.snapshot()
-    got = hub.fetch(src.ref, moved)
+    got = hub.fetch(src.ref, moved, blobs)
     checkpoint.check_folder(got.folder)
-    after = memory.snapshot()
+    seconds = config_seconds + got.seconds
     if got.from_cache:
         note = said("phase.download_cached", files=got.files)
     else:
-        rate = fmt_bytes(got.bytes / got.seconds) + "/s" if got.seconds > 0 else "n/a"
+        rate = fmt_bytes(got.bytes / seconds) + "/s" if seconds > 0 else "n/a"
         note = said("phase.download", bytes=fmt_bytes(got.bytes), files=got.files, rate=rate)
-    phase = _phase("download", got.seconds, before, after, note)
+    phase = _phase("download", seconds, before, memory.snapshot(), note)
     phase.bytes = got.bytes
     progress(0.1, phrase("progress.downloaded", ref=src.ref))
     return phase, str(got.folder)
@@ -198,7 +206,8 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
         tokenizer = AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    phases = [p for p in (plan.download_phase, plan.estimate_phase) if p is not None]
+    # in the order they ran: the memory check (on config.json alone), then the rest of a Hub download
+    phases = [p for p in (plan.estimate_phase, plan.download_phase) if p is not None]
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"

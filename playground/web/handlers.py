@@ -19,7 +19,7 @@ import gradio as gr
 from playground.core import inputs, settings
 from playground.core.errors import UserError
 from playground.core.i18n import in_lang, t
-from playground.core.inputs import DEFAULT_PROMPT, GenerationParams
+from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, harness, render, scenarios
 from playground.lab.inspect import inspect
@@ -72,14 +72,13 @@ def _checked_generation(prompt, max_new_tokens, temperature, top_p, seed,
 
 
 def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, seed: int,
-             chat_template: bool = True, request: gr.Request = None) -> tuple[str, dict]:
+             request: gr.Request = None) -> tuple[str, dict]:
     """Stream a continuation of the prompt; each update is (text so far, stats so far). temperature 0 is greedy.
-    When the tokenizer has a chat template it is applied (the prompt as the user's message), unless
-    chat_template is false; the stats say which (`chat_template_applied`)."""
+    When the tokenizer has a chat template the prompt goes in as the user's message; the stats say so
+    (`chat_template_applied`). (Five arguments, as every script sends them: the raw-prompt switch is the page's.)"""
     try:
-        prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
-        yield from generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session_of(request),
-                                   "generate", p.chat_template)
+        prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
+        yield from generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session_of(request))
     except UserError as e:
         raise error(e) from None
 
@@ -144,17 +143,16 @@ def run_lab(sc: harness.Scenario):
 # Each returns its result twice: rendered in the page's language, and as data for a gr.State, so that
 # switching the language renders it again (the `relang_*` functions) instead of wiping it.
 
-def ui_load(model: str, device: str, dtype: str, lang: str, prompt: object = DEFAULT_PROMPT,
-            chat_template: object = True, max_new: object = 64, progress=gr.Progress()):
+def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress()):
+    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then)."""
     lang = page_lang(lang)
     try:
         report = SLOT.load(*loader.parse(model, device, dtype), progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
     except UserError as e:
         raise error(e, lang) from None
-    room = ui_room(prompt, chat_template)
     timeline = ui_timeline_data()
     return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang),
-            slider_update(room, max_new, lang), *ui_timeline(timeline, lang), report, timeline, room)
+            *ui_timeline(timeline, lang), report, timeline)
 
 
 def ui_room(prompt: object, chat_template: object) -> tuple[int | None, int | None]:

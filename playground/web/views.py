@@ -31,19 +31,20 @@ def status_markdown(status: dict, lang: str = "en") -> str:
 
 
 def devices_html(devs: list[DeviceInfo], lang: str = "en") -> str:
-    """Every device, the absent ones greyed out with the reason they are absent."""
+    """Every device, the absent ones greyed out with the reason they are absent. Three columns, the details
+    (name, memory, native 16-bit formats, note) together in the last, so that the table fits the page's
+    narrow left column in either language."""
     rows = []
     for d in devs:
-        mem = fmt_bytes(d.total_memory) if d.total_memory else ""
         feats = ", ".join(f for f, ok in (("bf16", d.bf16), ("fp16", d.fp16)) if ok)
+        details = [html.escape(d.name), fmt_bytes(d.total_memory) if d.total_memory else "",
+                   f"{t('dev.col.native', lang)}: {feats}" if feats else "",
+                   html.escape(d.reason.text(lang) if d.reason else "")]
         style = "" if d.available else ' style="opacity:.5"'
         state = t("dev.available" if d.available else "dev.unavailable", lang)
-        rows.append(
-            f"<tr{style} class='dev-{'on' if d.available else 'off'}'><td><code>{html.escape(d.id)}</code></td>"
-            f"<td>{state}</td><td>{html.escape(d.name)}</td><td>{mem}</td><td>{feats}</td>"
-            f"<td>{html.escape(d.reason.text(lang) if d.reason else '')}</td></tr>"
-        )
-    head = "".join(f"<th>{t('dev.col.' + c, lang)}</th>" for c in ("device", "state", "name", "memory", "native", "note"))
+        rows.append(f"<tr{style} class='dev-{'on' if d.available else 'off'}'><td><code>{html.escape(d.id)}</code></td>"
+                    f"<td>{state}</td><td>{' · '.join(x for x in details if x)}</td></tr>")
+    head = "".join(f"<th>{t('dev.col.' + c, lang)}</th>" for c in ("device", "state", "note"))
     return f"<table class='devices'><thead><tr>{head}</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
 
 

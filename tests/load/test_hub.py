@@ -89,13 +89,14 @@ def first_and_second(served, tmp_path_factory):
 @pytest.mark.slow
 def test_a_first_load_downloads_in_its_own_phase_with_bytes_and_progress(first_and_second):
     r = first_and_second["first"]["report"]
-    assert [p["name"] for p in r["phases"]] == ["download", "estimate", "import", "load", "migrate", "eval"]
+    # the memory check first, on config.json alone: a model that will not fit is refused before its weights come
+    assert [p["name"] for p in r["phases"]] == ["estimate", "download", "import", "load", "migrate", "eval"]
     weights = (BUNDLED_DIR / "model.safetensors").stat().st_size
     served_bytes = sum(p.stat().st_size for p in BUNDLED_DIR.iterdir() if p.suffix in (".json", ".safetensors"))
     # every file a causal LM needs came down, and only those (the README.md stayed on the Hub)
     assert r["download_bytes"] == served_bytes and r["download_from_cache"] is False
-    assert r["download_seconds"] == r["phases"][0]["seconds"] > 0.3  # 21 MB at ~25 MB/s
-    assert "downloaded" in r["phases"][0]["note"] and "from the Hub" in r["phases"][0]["note"]
+    assert r["download_seconds"] == r["phases"][1]["seconds"] > 0.3  # 21 MB at ~25 MB/s
+    assert "downloaded" in r["phases"][1]["note"] and "from the Hub" in r["phases"][1]["note"]
     assert r["disk_bytes"] == weights and r["model"] == TINY and r["source"] == "hub"
     # the load phase read the cached folder: it is disk -> RAM only, far shorter than the download
     assert r["load_seconds"] < r["download_seconds"]
@@ -113,9 +114,9 @@ def test_a_first_load_downloads_in_its_own_phase_with_bytes_and_progress(first_a
 @pytest.mark.slow
 def test_a_second_load_downloads_nothing(first_and_second, served):
     r = first_and_second["second"]["report"]
-    assert r["phases"][0]["name"] == "download"
+    assert r["phases"][1]["name"] == "download"
     assert r["download_bytes"] == 0 and r["download_from_cache"] is True
-    assert "from the cache" in r["phases"][0]["note"]
+    assert "from the cache" in r["phases"][1]["note"]
     got = [p.rsplit("/", 1)[-1] for m, p in first_and_second["requests"] if m == "GET" and "/resolve/" in p]
     assert sorted(got) == sorted(p.name for p in BUNDLED_DIR.iterdir() if p.suffix in (".json", ".safetensors"))
 
@@ -143,6 +144,15 @@ def test_a_truncated_or_cut_off_download_is_refused_and_the_loaded_model_keeps_s
         assert refused["status"] == BUNDLED_NAME  # still loaded
         assert gen["model"] == BUNDLED_NAME and gen["new_tokens"] == 8  # and still generating
     assert str(tmp_path) not in truncated["error"] + cut["error"]  # no server path in the message
+
+
+@pytest.mark.slow
+def test_a_model_that_will_not_fit_is_refused_before_its_weights_come_down(served, tmp_path):
+    start = len(served.requests)
+    out = child([["load", TINY]], tmp_path / "hf", served.url, PLAYGROUND_MEMORY_BUDGET="4MB")
+    assert out[0]["error"].startswith(f"Not loading {TINY}"), out
+    fetched = [p.rsplit("/", 1)[-1] for m, p in served.requests[start:] if m == "GET" and "/resolve/" in p]
+    assert fetched == ["config.json"]  # the memory check's one file; no weights
 
 
 def _fmt(n: int) -> str:

@@ -15,13 +15,12 @@ TEXT: dict[str, W] = {
     "phase.name.prefill": W("prefill", "预填充"),
     "phase.name.decode": W("decode", "解码"),
     "phase.name.": W("(before the first phase)", "（第一个阶段之前）"),
+    "ui.fake_device": W("{device} (fake)", "{device}（模拟）"),  # a tensor of the lab's FakeTensorMode
     # the devices table
     "dev.col.device": W("device", "设备"),
     "dev.col.state": W("state", "状态"),
-    "dev.col.name": W("name", "名称"),
-    "dev.col.memory": W("memory", "内存"),
     "dev.col.native": W("native", "原生支持"),
-    "dev.col.note": W("note", "说明"),
+    "dev.col.note": W("what it is, and why", "是什么，以及原因"),
     "dev.available": W("✅ available", "✅ 可用"),
     "dev.unavailable": W("⛔ unavailable", "⛔ 不可用"),
     # the load report

@@ -96,9 +96,10 @@ def build(page: Page) -> None:
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
-    load_btn.click(h.ui_load, [model, device, dtype, page.lang, prompt, chat, max_new],
-                   [report_md, report_json, page.status, max_new, timeline, peaks_md, report_s, timeline_s, room_s],
-                   api_visibility="undocumented", **LANE)
+    load_btn.click(h.ui_load, [model, device, dtype, page.lang],
+                   [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s],
+                   api_visibility="undocumented", **LANE
+                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
     est_btn.click(h.ui_estimate, [model, device, dtype, page.lang], [est_md, est_s], api_visibility="private", **LANE)
