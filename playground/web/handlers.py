@@ -193,7 +193,12 @@ def ui_timeline_data() -> tuple[list[dict], list[dict]]:
 def ui_timeline(data: tuple | None, lang: str) -> tuple:
     rows, peaks = data or ([], [])
     lang = page_lang(lang)
-    return (gr.LinePlot(value=views.timeline_frame(rows, lang=lang), **views.timeline_words(lang)),
+    frame = views.timeline_frame(rows, lang=lang)
+    # The legend lists the phases present, in order. Gradio redraws a plot's spec only when a property other
+    # than its value changes, and the spec fixes the colours' domain: a generation's new phases (prefill,
+    # decode) change this list, so they are drawn, not only added to the data.
+    phases = list(dict.fromkeys(frame["phase"])) or None
+    return (gr.LinePlot(value=frame, colors_in_legend=phases, **views.timeline_words(lang)),
             views.peaks_markdown(peaks, lang))
 
 

@@ -231,6 +231,7 @@ def test_first_five_minutes_in_both_languages(page):
     code = page.locator("#snippet .cm-content").inner_text()
     assert "do_sample=True, temperature=0.8, top_p=0.95" in code and "torch.manual_seed(0)" in code
     assert "playground/assets/shakespeare-gpt2" in code
+    time.sleep(1.5)  # the plot redraws after the update that carries it
     page.screenshot(path=str(ARTIFACTS / "first-generation.png"), full_page=True)
     if os.environ.get("PLAYGROUND_SCREENSHOT"):
         shutil.copy(ARTIFACTS / "first-generation.png", os.environ["PLAYGROUND_SCREENSHOT"])

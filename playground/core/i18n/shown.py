@@ -93,14 +93,15 @@ TEXT: dict[str, W] = {
         "{limit:.0f}% of that bound or more is **memory-bound**: a faster memory, or fewer bytes per weight, "
         "makes it faster. Below it, most of each step is **per-token overhead** (Python, the framework's "
         "dispatch, kernel launches), which does not shrink with the weights: a small model like the bundled one "
-        "reads its weights in a fraction of a millisecond and spends the rest of the step on overhead, so "
-        "halving its bytes barely changes its speed.",
+        "reads its weights in a fraction of a millisecond and spends the rest of the step elsewhere, so the "
+        "bandwidth bound says little about its speed: the overhead, and how fast this processor computes in "
+        "each dtype, decide it.",
         "**解码受什么限制。** 每一步解码都要把所有权重读一遍，所以内存带宽 ÷ 权重字节数 "
         "就是一次运行最多能达到的 tokens/s（带宽在这里实测：一次大的 memcpy）。达到这个上限 "
         "{limit:.0f}% 或以上的行是**受内存带宽限制**：更快的内存、或每个权重更少的字节，会让它更快。"
         "低于它的行，每一步的大部分时间是**每个 token 的固定开销**（Python、框架的调度、kernel 启动），"
-        "它不随权重变小而减少：像内置模型这样的小模型，读一遍权重只要零点几毫秒，其余时间都花在开销上，"
-        "所以把字节数减半几乎不改变它的速度。",
+        "它不随权重变小而减少：像内置模型这样的小模型，读一遍权重只要零点几毫秒，每一步的其余时间都花在别处，"
+        "所以带宽上限说明不了它的速度：决定速度的是这些开销，以及这颗处理器用各种数据类型计算有多快。",
     ),
     "cmp.repeat": W(
         "Each pair: one load, **{warmup}** untimed warm-up generation, then **{runs}** timed ones of the same "
