@@ -240,9 +240,11 @@ def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_t
     if quick:
         # A smoke run prints its figures and no verdict: the same generate() moves by +-30% from run to run
         # on this kind of machine, so a median of 2 runs cannot tell 0.97 from 1.00.
-        for group in out["ratios"].values():
+        groups = [*out["ratios"].values(), *(case["info"] for case in out["cases"].values())]
+        for group in groups:
             for r in group.values():
-                r["met"] = None
+                if "met" in r:
+                    r["met"] = None
         out["verdict"] = (f"not judged: --quick times {runs} runs per side, too few to resolve a few-% target "
                           "(one run moves by tens of % here); run without --quick to judge")
     mets = {f"{case}: {name}": r["met"] for case, group in out["ratios"].items() for name, r in group.items()}

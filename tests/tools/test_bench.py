@@ -41,6 +41,8 @@ def test_quick_json_names_every_ratio():
         assert isinstance(r["value"], float), name
         assert r["met"] is None, name
     assert result["all_met"] is None and result["verdict"].startswith("not judged") and result["missed"] == []
+    assert all(r.get("met") is None for r in case["info"].values())
+    assert "not judged" in bench.table(result).splitlines()[-1]
     # medians of both sides, from the runs asked for
     assert case["runs"] == 2 and len(case["runs_detail"]["bare"]) == len(case["runs_detail"]["playground"]) == 2
     for side in ("bare", "playground"):
