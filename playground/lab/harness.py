@@ -157,7 +157,7 @@ def blocks(model) -> tuple[str, torch.nn.ModuleList]:
     for name, mod in model.named_modules():
         if isinstance(mod, torch.nn.ModuleList) and len(mod) >= 2 and name.split(".")[-1] in ("h", "layers", "blocks"):
             return name, mod
-    raise UserError("This model has no list of transformer blocks the lab recognises; use the bundled model.")
+    raise UserError.of("err.lab_blocks")
 
 
 def fake_copy(model, mode, device: str = FAKE, left_behind: str | None = None):

@@ -114,7 +114,7 @@ def _local_source(model: str) -> ModelSource:
 
 
 # -- the Hub (playground.load.hub: the endpoint, the cache, the download) ----------------
-def hub_reachable(timeout: float = 2.0) -> tuple[bool, str]:
+def hub_reachable(timeout: float = 2.0) -> tuple[bool, object]:
     """Can a TCP connection be opened to the Hub (HF_ENDPOINT's scheme, host and port)? Checked before
     any download, because huggingface_hub retries for ~25 s before giving up when there is no network."""
     return hub.reachable(timeout)

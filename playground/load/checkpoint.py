@@ -76,7 +76,7 @@ def check_folder(folder: Path) -> None:
     try:
         json.loads(cfg.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
-        raise UserError(f"'{folder.name}/config.json' is not valid JSON ({e}). Re-save the model.") from None
+        raise UserError.of("err.config_json", name=folder.name, error=str(e)) from None
     if not any(folder.glob("*.safetensors")):
         if any(folder.glob("*.bin")) or any(folder.glob("*.pt")) or any(folder.glob("*.pth")):
             raise UserError.of("err.pickle_only", name=folder.name)

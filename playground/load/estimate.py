@@ -215,7 +215,7 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
             stored = dict(error=f"could not read the safetensors header: {e}")
     resolved, reason = resolve_dtype(dtype, cfg.config, stored)
     if resolved not in devices.TORCH_DTYPES:
-        raise UserError(f"'{cfg.source.name}' resolves to {resolved} under auto; pick float32, float16 or bfloat16.")
+        raise UserError.of("err.auto_dtype", name=cfg.source.name, dtype=resolved)
 
     by_dtype: dict[str, int] = {}
     main = None

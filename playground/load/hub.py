@@ -26,6 +26,7 @@ from typing import Callable
 from urllib.parse import urlparse
 
 from playground.core.errors import UserError
+from playground.core.i18n import Said, said
 from playground.core.paths import BUNDLED_NAME
 
 # What AutoModelForCausalLM and AutoTokenizer read; nothing else (no .bin, onnx, flax, gguf).
@@ -62,16 +63,17 @@ def offline() -> bool:
     return constants.is_offline_mode()
 
 
-def reachable(timeout: float = 2.0) -> tuple[bool, str]:
-    """Can a TCP connection be opened to the endpoint's host and port? (False, why) if not."""
+def reachable(timeout: float = 2.0) -> tuple[bool, Said | str]:
+    """Can a TCP connection be opened to the endpoint's host and port? (False, why) if not: a sentence
+    said in the page's language (`str()` of a UserError that quotes it is English)."""
     if offline():
-        return False, "HF_HUB_OFFLINE is set"
+        return False, said("hub.offline_set")
     scheme, host, port = endpoint()
     try:
         socket.create_connection((host, port), timeout=timeout).close()
         return True, ""
     except OSError as e:
-        return False, f"cannot reach {scheme}://{host}:{port} ({e.__class__.__name__}: {e})"
+        return False, said("hub.unreachable", url=f"{scheme}://{host}:{port}", error=f"{e.__class__.__name__}: {e}")
 
 
 def cached(repo_id: str) -> Path | None:

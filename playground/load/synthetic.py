@@ -86,7 +86,7 @@ def folder(name: str) -> Path:
 
 def _check_name(name: str) -> None:
     if name not in CONFIGS:
-        raise UserError(f"'{str(name)[:60]}' is not a synthetic model. Known: " + ", ".join(CONFIGS) + ".")
+        raise UserError.of("err.synthetic_name", name=str(name)[:60], known=", ".join(CONFIGS))
 
 
 # -- which ones this process offers -----------------------------------------------
@@ -131,11 +131,9 @@ def check_allowed(name: str) -> None:
     if name in names:
         return
     if not names:
-        raise UserError(f"{name} is not available here: synthetic models are switched off ({why}).")
-    raise UserError(
-        f"{name} is too large for this {'shared Space' if s.on_space else 'playground'} "
-        f"({why}). Pick one of: {', '.join(names)}; run the playground on your own machine for the larger ones."
-    )
+        raise UserError.of("err.synthetic_off", name=name, why=why)
+    raise UserError.of("err.synthetic_big_space" if s.on_space else "err.synthetic_big", name=name, why=why,
+                       names=", ".join(names))
 
 
 def config(name: str):

@@ -131,16 +131,15 @@ def parse_pairs(pairs: object) -> list[tuple[DeviceInfo, Dtype]]:
     if isinstance(pairs, str):
         pairs = [p for p in pairs.replace(",", " ").split() if p]
     if not isinstance(pairs, (list, tuple)) or not pairs:
-        raise UserError("No pairs to compare. Give a list like ['cpu/float32', 'cpu/bfloat16'].")
+        raise UserError.of("err.pairs_none")
     cap = settings.read().max_compare_pairs
     if len(pairs) > cap:
-        raise UserError(f"{len(pairs)} pairs asked for; the limit is {cap} (PLAYGROUND_MAX_COMPARE_PAIRS). "
-                        "Untick some.")
+        raise UserError.of("err.pairs_many", n=len(pairs), cap=cap)
     known = devices.discover()
     out: list[tuple[DeviceInfo, Dtype]] = []
     for p in pairs:
         if not isinstance(p, str) or p.count("/") != 1:
-            raise UserError(f"{shown(p, 40)} is not a pair. Write device/dtype, e.g. cpu/bfloat16 or cuda:0/float16.")
+            raise UserError.of("err.pair", got=shown(p, 40))
         dev, dt = (x.strip() for x in p.split("/"))
         pair = (devices.parse_device(dev, known), devices.parse_dtype(dt))
         if pair not in out:

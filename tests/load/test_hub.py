@@ -174,7 +174,7 @@ def test_reachability_uses_the_endpoints_scheme_host_and_port(monkeypatch):
         assert hub.endpoint() == ("http", "127.0.0.1", port)
         assert hub.reachable() == (True, "")
     ok, why = hub.reachable()  # closed now
-    assert not ok and f"http://127.0.0.1:{port}" in why
+    assert not ok and f"http://127.0.0.1:{port}" in why.text("en") and "连不上" in why.text("zh")
     monkeypatch.setattr(constants, "ENDPOINT", "https://hub.example")
     assert hub.endpoint() == ("https", "hub.example", 443)
     monkeypatch.setattr(constants, "ENDPOINT", "http://mirror.example")
@@ -185,6 +185,7 @@ def test_offline_is_huggingface_hubs_own_switch(monkeypatch):
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    assert hub.offline() and hub.reachable() == (False, "HF_HUB_OFFLINE is set")
+    ok, why = hub.reachable()
+    assert hub.offline() and not ok and why.text("en") == "HF_HUB_OFFLINE is set"
     with pytest.raises(UserError, match="HF_HUB_OFFLINE is set"):
         hub.fetch("playground-test/never-cached")

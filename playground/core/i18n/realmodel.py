@@ -26,6 +26,9 @@ TEXT: dict[str, W] = {
                                "来自缓存：下载 0 字节（{files} 个文件已在 Hugging Face 缓存中）"),
     "report.download": W("the Hub's files into the Hugging Face cache (only those a causal LM needs)",
                          "把 Hub 上的文件下载到 Hugging Face 缓存（只下载因果语言模型需要的文件）"),
+    # why the Hub cannot be reached (a field of err.hub_offline)
+    "hub.offline_set": W("HF_HUB_OFFLINE is set", "设置了 HF_HUB_OFFLINE"),
+    "hub.unreachable": W("cannot reach {url} ({error})", "连不上 {url}（{error}）"),
     # errors of the Hub path
     "err.hub_gated": W(
         "'{ref}' is gated on the Hugging Face Hub: it needs an accepted licence and a token, which the "
@@ -54,6 +57,34 @@ TEXT: dict[str, W] = {
     ),
     "err.flag": W("{name} must be true or false; got {got}.", "{name} 必须是 true 或 false；收到的是 {got}。"),
     "err.engine": W("Unknown engine {engine}; use one of {engines}.", "未知的生成引擎 {engine}；请从这些中选一个：{engines}。"),
+    # what a visitor can send that the playground refuses (the English is what the API and the CLI say)
+    "err.synthetic_off": W("{name} is not available here: synthetic models are switched off ({why}).",
+                           "{name} 在这里不可用：合成模型已关闭（{why}）。"),
+    "err.synthetic_big": W(
+        "{name} is too large for this playground ({why}). Pick one of: {names}; run the playground on your own "
+        "machine for the larger ones.",
+        "{name} 对这个 playground 来说太大了（{why}）。请从这些中选：{names}；更大的模型请在你自己的机器上运行 playground。",
+    ),
+    "err.synthetic_big_space": W(
+        "{name} is too large for this shared Space ({why}). Pick one of: {names}; run the playground on your own "
+        "machine for the larger ones.",
+        "{name} 对这个共享的 Space 来说太大了（{why}）。请从这些中选：{names}；更大的模型请在你自己的机器上运行 playground。",
+    ),
+    "err.synthetic_name": W("'{name}' is not a synthetic model. Known: {known}.",
+                            "'{name}' 不是合成模型。已知的有：{known}。"),
+    "err.auto_dtype": W("'{name}' resolves to {dtype} under auto; pick float32, float16 or bfloat16.",
+                        "在 auto 下 '{name}' 的数据类型是 {dtype}；请选 float32、float16 或 bfloat16。"),
+    "err.config_json": W("'{name}/config.json' is not valid JSON ({error}). Re-save the model.",
+                         "'{name}/config.json' 不是有效的 JSON（{error}）。请重新保存模型。"),
+    "err.lab_blocks": W("This model has no list of transformer blocks the lab recognises; use the bundled model.",
+                        "这个模型没有实验室认得的 Transformer 块列表；请使用内置模型。"),
+    "err.mistake": W("Unknown mistake {got}. Pick one of: {known}.", "未知的错误类型 {got}。请从这些中选：{known}。"),
+    "err.pairs_none": W("No pairs to compare. Give a list like ['cpu/float32', 'cpu/bfloat16'].",
+                        "没有要对比的组合。请给出一个列表，例如 ['cpu/float32', 'cpu/bfloat16']。"),
+    "err.pairs_many": W("{n} pairs asked for; the limit is {cap} (PLAYGROUND_MAX_COMPARE_PAIRS). Untick some.",
+                        "要求了 {n} 个组合；上限是 {cap}（PLAYGROUND_MAX_COMPARE_PAIRS）。请取消勾选一些。"),
+    "err.pair": W("{got} is not a pair. Write device/dtype, e.g. cpu/bfloat16 or cuda:0/float16.",
+                  "{got} 不是一个组合。请写成 设备/数据类型，例如 cpu/bfloat16 或 cuda:0/float16。"),
     # the model picker
     "catalog.bundled": W("{name} (bundled, works offline)", "{name}（内置，无需联网）"),
     "catalog.hub": W("{name} (Hugging Face Hub)", "{name}（Hugging Face Hub）"),

@@ -30,5 +30,5 @@ def get(scenario_id: object) -> Scenario:
     """The scenario a visitor named, or a UserError listing them (the edge's one check)."""
     sc = SCENARIOS.get(scenario_id.strip()) if isinstance(scenario_id, str) else None
     if sc is None:
-        raise UserError(f"Unknown mistake {shown(scenario_id, 60)}. Pick one of: {', '.join(SCENARIOS)}.")
+        raise UserError.of("err.mistake", got=shown(scenario_id, 60), known=", ".join(SCENARIOS))
     return sc
