@@ -1,6 +1,10 @@
 """The device playground: `python app.py`, then open http://127.0.0.1:7860."""
 
-from playground.hw import zerogpu
+from playground.core import settings
+
+settings.check_or_exit()  # every PLAYGROUND_* variable, before anything heavy: a malformed one is one line, exit 2
+
+from playground.hw import zerogpu  # noqa: E402
 
 ZERO = zerogpu.status()  # on ZeroGPU this imports `spaces` first, before torch touches CUDA
 

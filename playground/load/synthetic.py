@@ -103,7 +103,8 @@ def by_size() -> list[str]:
 def allowed(s: settings.Settings | None = None) -> tuple[str | None, list[str], str]:
     """(the largest allowed, every allowed name by size, why): PLAYGROUND_SYNTHETIC_MAX, or the default
     (all of them on a laptop, up to GPT-2 medium on a shared Space, where 1.5B parameters would need
-    6 GB of float32 weights and minutes of writing)."""
+    6 GB of float32 weights and minutes of writing). A name that is no synthetic model raises
+    `settings.Malformed`."""
     s = s or settings.read()
     ordered = by_size()
     default_max = settings.SPACE_SYNTHETIC_MAX if s.on_space else ordered[-1]
@@ -117,10 +118,9 @@ def allowed(s: settings.Settings | None = None) -> tuple[str | None, list[str], 
         top, why = ordered[-1], "PLAYGROUND_SYNTHETIC_MAX=all"
     elif name in CONFIGS:
         top, why = name, f"PLAYGROUND_SYNTHETIC_MAX={raw}"
-    else:
-        top = default_max
-        why = (f"PLAYGROUND_SYNTHETIC_MAX={raw!r} names no synthetic model "
-               f"(use one of {', '.join(ordered)}, all or none); default {default_max} {s.where}")
+    else:  # the operator's mistake: app.py refuses to start on it (see settings.check_or_exit)
+        raise settings.Malformed("PLAYGROUND_SYNTHETIC_MAX", raw,
+                                 f"names no synthetic model (use one of {', '.join(ordered)}, all or none)", "gpt2-medium")
     return top, ([] if top is None else [n for n in ordered if _size(n) <= _size(top)]), why
 
 
