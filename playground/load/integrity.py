@@ -20,6 +20,7 @@ from pathlib import Path
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, said
+from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.load import checkpoint
 
@@ -60,9 +61,13 @@ def config_problem(out: Path, name: str, expected) -> Said | None:
     from transformers import AutoConfig
 
     try:
+        json.loads((out / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return said("synth.why.config", error=said("synth.why.not_json"))
+    try:
         found = AutoConfig.from_pretrained(out, local_files_only=True, trust_remote_code=False)
-    except Exception as e:  # invalid JSON, an unknown model_type: from_pretrained would raise the same
-        return said("synth.why.config", error=type(e).__name__)
+    except Exception as e:  # an unknown model_type, a value of the wrong type: from_pretrained would raise the same
+        return said("synth.why.config", error=f"{type(e).__name__}: {by_role(str(e).splitlines()[0])[:160]}")
     keys = ("model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
             "num_key_value_heads", "intermediate_size", "max_position_embeddings", "tie_word_embeddings")
     for key in keys:

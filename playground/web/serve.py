@@ -22,6 +22,7 @@ SIGTERM in the middle of a generation did before this module existed.
 from __future__ import annotations
 
 import errno
+import faulthandler
 import os
 import signal
 import socket
@@ -49,6 +50,9 @@ def main(build: Callable, launch: dict) -> None:
     # A file-size limit (ulimit -f) kills a process that writes past it with SIGXFSZ, unless the signal is
     # ignored: then the write fails with EFBIG, and the build says so (playground.load.integrity).
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # What cannot be survived is at least logged: SIGBUS when the file under a memory-mapped float32 model
+    # is truncated (the README's known limit), SIGSEGV, SIGABRT: "Fatal Python error" and every thread's stack.
+    faulthandler.enable()
     stopping = threading.Event()
     received: list[str] = []
 

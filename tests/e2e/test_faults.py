@@ -11,7 +11,9 @@ right after each failed load names the model that was loaded before it.
 - a full disk in the middle of a build (a small tmpfs that another writer fills), a disk too small from
   the start, a read-only folder (tmpfs mounts: where `mount` is not permitted these skip, saying so);
 - a load that fails inside from_pretrained, after the unload: the model before it is loaded back;
-- SIGTERM in the middle of a generation, three times: exit 0 within 5 s, temporary folders gone;
+- SIGTERM in the middle of a generation, three times (and SIGINT once): exit 0 within 5 s, temporary
+  folders gone, the visitor's run ended with its last update;
+- SIGTERM in the middle of a build: exit 0 within 5 s, no temporary folder, no half checkpoint;
 - SIGKILL in the middle of a build, then a restart: nothing left of the dead build, and the model loads.
 
 The synthetic models live in a temporary PLAYGROUND_SYNTHETIC_DIR (never the shared cache, which is at
@@ -112,12 +114,12 @@ def _tiny_mismatched(folder: Path) -> Path:
 class Site:
     """One server with its own synthetic folder (a GPT-2 small copied in), model folder and TMPDIR."""
 
-    def __init__(self, tmp: Path, small: Path | None) -> None:
+    def __init__(self, tmp: Path, small: Path | None, linked: bool = False) -> None:
         self.synth, self.models, self.tmpdir = tmp / "synthetic", tmp / "models", tmp / "tmp"
         for d in (self.synth, self.models, self.tmpdir):
             d.mkdir()
-        if small is not None:
-            shutil.copytree(small, self.synth / "gpt2-small")
+        if small is not None:  # linked: hard links to this module's private copy, for servers that only read it
+            shutil.copytree(small, self.synth / "gpt2-small", copy_function=os.link if linked else shutil.copy2)
         self.env = {"PLAYGROUND_SYNTHETIC_DIR": str(self.synth), "PLAYGROUND_MODEL_DIRS": str(self.models),
                     "TMPDIR": str(self.tmpdir)}
         self.tmp = tmp
@@ -201,6 +203,7 @@ def test_truncated_weights_are_rebuilt_and_the_report_says_why(site):
     report = _load(site.client, SMALL)
     build = [p for p in report["phases"] if p["name"] == "build"]
     assert build, [p["name"] for p in report["phases"]]
+    print(f"build phase: {build[0]['seconds']:.2f} s: {build[0]['note']}")
     assert "its weights are damaged: 'gpt2-small/model.safetensors' is truncated" in build[0]["note"]
     assert build[0]["seconds"] > 0.5 and weights.stat().st_size == size
     assert _generate(site.client)["model"] == SMALL
@@ -225,7 +228,7 @@ def test_a_damaged_checkpoint_that_cannot_be_rebuilt_is_refused_and_the_loaded_m
         proc.rlimit(psutil.RLIMIT_FSIZE, (soft, hard))
     time.sleep(0.5)
     rss_after = _rss(site.pid)
-    print(f"server RSS {rss_before / MB:.0f} MB before the failed rebuild, {rss_after / MB:.0f} MB after")
+    print(f"server RSS {rss_before / MB:.0f} MB before the failed rebuild, {rss_after / MB:.0f} MB after: {msg}")
     assert "its config.json is damaged" in msg and "file-size limit" in msg, msg
     assert "synthetic models folder (PLAYGROUND_SYNTHETIC_DIR)" in msg and "Nothing was unloaded" in msg, msg
     assert str(site.synth) not in msg and str(Path.home()) not in msg
@@ -291,7 +294,7 @@ def test_a_disk_that_fills_up_during_a_build(site):
         time.sleep(0.5)
         rss_after = _rss(site.pid)
         left = _listing(site.synth)
-    print(f"server RSS {rss_before / MB:.0f} MB before the build, {rss_after / MB:.0f} MB after it failed")
+    print(f"server RSS {rss_before / MB:.0f} MB before the build, {rss_after / MB:.0f} MB after it failed: {msg}")
     assert filled.is_set()
     assert "Not enough disk space to build synthetic/gpt2-small in the synthetic models folder" in msg, msg
     assert "is free" in msg and "PLAYGROUND_SYNTHETIC_DIR" in msg and str(site.synth) not in msg
@@ -309,6 +312,7 @@ def test_a_disk_too_small_is_refused_before_building_and_a_read_only_folder_is_n
         seconds = time.perf_counter() - t0
         rss_after = _rss(site.pid)
         left = _listing(site.synth)
+    print(f"refused in {seconds:.2f} s: {msg}")
     assert re.search(r"Not enough disk space to build synthetic/gpt2-small in the synthetic models folder "
                      r"\(PLAYGROUND_SYNTHETIC_DIR\): it needs 35\d\.\d MiB, 6\d\.\d MiB is free", msg), msg
     assert seconds < 10 and rss_after - rss_before < 50 * MB and set(left) <= {".gpt2-small.lock"}, (seconds, left)
@@ -322,9 +326,9 @@ def test_a_disk_too_small_is_refused_before_building_and_a_read_only_folder_is_n
 
 # ---------------------------------------------------------------- signals
 
-@pytest.mark.parametrize("run", [1, 2, 3])
-def test_sigterm_mid_generation_exits_0_within_5_s(tmp_path, small_ckpt, run):
-    s = Site(tmp_path, small_ckpt)
+@pytest.mark.parametrize("sig, run", [("SIGTERM", 1), ("SIGTERM", 2), ("SIGTERM", 3), ("SIGINT", 1)])
+def test_sigterm_mid_generation_exits_0_within_5_s(tmp_path, small_ckpt, sig, run):
+    s = Site(tmp_path, small_ckpt, linked=True)
     server = s.start()
     try:
         _load(s.client, SMALL)  # ~45 tokens/s here: 1,000 tokens would take 20 s
@@ -336,6 +340,33 @@ def test_sigterm_mid_generation_exits_0_within_5_s(tmp_path, small_ckpt, run):
             time.sleep(0.02)
         assert job.outputs(), "no update came"
         t0 = time.monotonic()
+        server.proc.send_signal(getattr(signal, sig))
+        rc = server.proc.wait(timeout=30)
+        seconds = time.monotonic() - t0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    log = server.log_text()
+    print(f"{sig} run {run}: exit {rc} {seconds:.2f} s after the signal")
+    assert rc == 0 and seconds < 5, (rc, seconds, log[-2000:])
+    assert "terminate called" not in log and "Traceback" not in log, log[-2000:]
+    assert not exports[0].exists() and list(s.tmpdir.glob("playground-exports-*")) == []
+    assert s.leftovers() == []
+    last = job.outputs()[-1][1]  # the visitor's run ended with its last update, stopped, not cut off
+    assert last["finish_reason"] == "stopped" and last["new_tokens"] < 1000, last
+
+
+def test_sigterm_mid_build_exits_0_and_leaves_nothing_half_visible(tmp_path):
+    s = Site(tmp_path, None)
+    server = s.start()
+    try:
+        job = s.client.submit(SMALL, "cpu", "float32", api_name="/load_model")
+        rss = _rss(s.pid)
+        deadline = time.monotonic() + 120
+        while _rss(s.pid) < rss + 100 * MB and time.monotonic() < deadline:  # the build is allocating
+            time.sleep(0.02)
+        t0 = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
         rc = server.proc.wait(timeout=30)
         seconds = time.monotonic() - t0
@@ -344,13 +375,12 @@ def test_sigterm_mid_generation_exits_0_within_5_s(tmp_path, small_ckpt, run):
             server.proc.kill()
             server.proc.wait()
     log = server.log_text()
-    print(f"run {run}: exit {rc} {seconds:.2f} s after SIGTERM")
+    print(f"SIGTERM mid-build: exit {rc} {seconds:.2f} s after the signal")
     assert rc == 0 and seconds < 5, (rc, seconds, log[-2000:])
     assert "terminate called" not in log and "Traceback" not in log, log[-2000:]
-    assert not exports[0].exists() and list(s.tmpdir.glob("playground-exports-*")) == []
-    assert s.leftovers() == []
-    last = job.outputs()[-1][1]  # the visitor's run ended with its last update, stopped, not cut off
-    assert last["finish_reason"] == "stopped" and last["new_tokens"] < 1000, last
+    assert s.leftovers() == [] and _listing(s.synth) == {".gpt2-small.lock": 0}  # no half checkpoint
+    assert list(s.tmpdir.glob("playground-exports-*")) == []
+    assert job.done()
 
 
 def test_sigkill_mid_build_then_a_restart_leaves_nothing_and_the_model_loads(tmp_path):
@@ -378,3 +408,26 @@ def test_sigkill_mid_build_then_a_restart_leaves_nothing_and_the_model_loads(tmp
         assert _generate(s.client)["model"] == SMALL
     finally:
         stop_server(second)
+
+
+def test_known_limit_truncating_a_loaded_float32_checkpoint_kills_the_server_with_sigbus_and_a_log_line(
+        tmp_path, small_ckpt):
+    """The README's known limit, as it is: a float32 model on the CPU is the checkpoint's memory-mapped
+    pages, so truncating that file under it is a bus error at the next forward pass, which no Python code
+    can catch. The server dies; the log says why (faulthandler)."""
+    s = Site(tmp_path, small_ckpt)  # a copy of its own: this test truncates it
+    server = s.start()
+    try:
+        report = _load(s.client, SMALL)
+        assert report["file_backed_bytes"] > 300 * MB  # the weights are the file's pages
+        weights = s.synth / "gpt2-small" / "model.safetensors"
+        os.truncate(weights, weights.stat().st_size // 2)
+        with pytest.raises(Exception):
+            _generate(s.client)
+        rc = server.proc.wait(timeout=30)
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    assert rc == -signal.SIGBUS
+    assert "Fatal Python error: Bus error" in server.log_text()

@@ -17,7 +17,8 @@ TEXT: dict[str, W] = {
     ),
     # why a synthetic checkpoint is (re)built: the note of the load report's "build" phase
     "synth.why.first": W("first use: it was not built yet", "第一次使用：还没有生成过"),
-    "synth.why.config": W("its config.json is damaged ({error})", "它的 config.json 已损坏（{error}）"),
+    "synth.why.config": W("its config.json is damaged: {error}", "它的 config.json 已损坏：{error}"),
+    "synth.why.not_json": W("not valid JSON", "不是有效的 JSON"),
     "synth.why.config_differs": W(
         "its config.json does not describe {name} ({field} is {found}, expected {want})",
         "它的 config.json 描述的不是 {name}（{field} 是 {found}，应为 {want}）",
