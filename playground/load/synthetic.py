@@ -180,7 +180,7 @@ def problem(name: str) -> Said | None:
     truncated or missing weights file, a config.json that does not parse or describes another
     model, a missing tokenizer file); None when it is complete."""
     _check_name(name)
-    return integrity.synthetic_problem(folder(name), name, config(name))
+    return integrity.synthetic_problem(folder(name), name, config(name), BUNDLED_DIR)
 
 
 def ensure(name: str, progress: Progress | None = None) -> Path:

@@ -105,13 +105,17 @@ def listen_problem(s: settings.Settings) -> str:
 
 def port_refusal(s: settings.Settings, e: OSError) -> str:
     """One line for an address the server cannot listen on, naming the variable to change."""
-    if s.port and (getattr(e, "errno", None) == errno.EADDRINUSE or "port" in str(e).lower()):
+    in_use = getattr(e, "errno", None) == errno.EADDRINUSE or "port" in str(e).lower()
+    if in_use and s.port:
         why = f"cannot be listened on: port {s.port} on {s.host or '127.0.0.1'} is already in use (another server?)"
-        bad = settings.Malformed("PLAYGROUND_PORT", s.port, why, str(free_port()))
-    else:
+        return settings.refusal(settings.Malformed("PLAYGROUND_PORT", s.port, why, str(free_port())))
+    if in_use:  # Gradio looked for a free port itself and found none
+        return (f"app.py: cannot start: no free port for the server ({e}); set PLAYGROUND_PORT to a free one, "
+                f"e.g. PLAYGROUND_PORT={free_port()}.")
+    if s.host:
         why = f"cannot be listened on ({e.strerror or e}): it is not an address of this machine"
-        bad = settings.Malformed("PLAYGROUND_HOST", s.host, why, "127.0.0.1")
-    return settings.refusal(bad)
+        return settings.refusal(settings.Malformed("PLAYGROUND_HOST", s.host, why, "127.0.0.1"))
+    return f"app.py: cannot start: {e}"
 
 
 def free_port() -> int:

@@ -41,7 +41,7 @@ def ckpt(pristine, tmp_path):
 
 
 def _problem(folder, expected):
-    p = integrity.synthetic_problem(folder, NAME, expected)
+    p = integrity.synthetic_problem(folder, NAME, expected, BUNDLED_DIR)
     return None if p is None else (p.key, p.text("en"), p.text("zh"))
 
 

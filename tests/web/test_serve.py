@@ -55,3 +55,8 @@ def test_startup_sweep_removes_what_dead_servers_left(tmp_path, monkeypatch):
     removed = serve.sweep()
     assert len(removed) == 2 and time.perf_counter() - t0 < 1
     assert list((tmp_path / "tmp").iterdir()) == [] and list((tmp_path / "synthetic").iterdir()) == [mine]
+
+
+def test_a_launch_failure_without_our_variables_still_says_which_to_set():
+    line = serve.port_refusal(settings.read({}), OSError("Cannot find empty port in range: 7860-7959."))
+    assert line.startswith("app.py: cannot start: no free port for the server") and "PLAYGROUND_PORT=" in line
