@@ -326,6 +326,25 @@ def test_a_disk_too_small_is_refused_before_building_and_a_read_only_folder_is_n
 
 # ---------------------------------------------------------------- signals
 
+def _signalled(server, sig: int) -> tuple[int, float, str]:
+    """Send `sig` and wait for the exit: (exit code, seconds from the signal to the exit, the server's log)."""
+    t0 = time.monotonic()
+    server.proc.send_signal(sig)
+    rc = server.proc.wait(timeout=30)
+    return rc, time.monotonic() - t0, server.log_text()
+
+
+def _kill_if_running(server) -> None:
+    if server.proc.poll() is None:
+        server.proc.kill()
+        server.proc.wait()
+
+
+def _exited_cleanly(rc: int, seconds: float, log: str) -> None:
+    assert rc == 0 and seconds < 5, (rc, seconds, log[-2000:])
+    assert "terminate called" not in log and "Traceback" not in log, log[-2000:]
+
+
 @pytest.mark.parametrize("sig, run", [("SIGTERM", 1), ("SIGTERM", 2), ("SIGTERM", 3), ("SIGINT", 1)])
 def test_sigterm_mid_generation_exits_0_within_5_s(tmp_path, small_ckpt, sig, run):
     s = Site(tmp_path, small_ckpt, linked=True)
@@ -339,18 +358,11 @@ def test_sigterm_mid_generation_exits_0_within_5_s(tmp_path, small_ckpt, sig, ru
         while not job.outputs() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert job.outputs(), "no update came"
-        t0 = time.monotonic()
-        server.proc.send_signal(getattr(signal, sig))
-        rc = server.proc.wait(timeout=30)
-        seconds = time.monotonic() - t0
+        rc, seconds, log = _signalled(server, getattr(signal, sig))
     finally:
-        if server.proc.poll() is None:
-            server.proc.kill()
-            server.proc.wait()
-    log = server.log_text()
+        _kill_if_running(server)
     print(f"{sig} run {run}: exit {rc} {seconds:.2f} s after the signal")
-    assert rc == 0 and seconds < 5, (rc, seconds, log[-2000:])
-    assert "terminate called" not in log and "Traceback" not in log, log[-2000:]
+    _exited_cleanly(rc, seconds, log)
     assert not exports[0].exists() and list(s.tmpdir.glob("playground-exports-*")) == []
     assert s.leftovers() == []
     last = job.outputs()[-1][1]  # the visitor's run ended with its last update, stopped, not cut off
@@ -366,18 +378,11 @@ def test_sigterm_mid_build_exits_0_and_leaves_nothing_half_visible(tmp_path):
         deadline = time.monotonic() + 120
         while _rss(s.pid) < rss + 100 * MB and time.monotonic() < deadline:  # the build is allocating
             time.sleep(0.02)
-        t0 = time.monotonic()
-        server.proc.send_signal(signal.SIGTERM)
-        rc = server.proc.wait(timeout=30)
-        seconds = time.monotonic() - t0
+        rc, seconds, log = _signalled(server, signal.SIGTERM)
     finally:
-        if server.proc.poll() is None:
-            server.proc.kill()
-            server.proc.wait()
-    log = server.log_text()
+        _kill_if_running(server)
     print(f"SIGTERM mid-build: exit {rc} {seconds:.2f} s after the signal")
-    assert rc == 0 and seconds < 5, (rc, seconds, log[-2000:])
-    assert "terminate called" not in log and "Traceback" not in log, log[-2000:]
+    _exited_cleanly(rc, seconds, log)
     assert s.leftovers() == [] and _listing(s.synth) == {".gpt2-small.lock": 0}  # no half checkpoint
     assert list(s.tmpdir.glob("playground-exports-*")) == []
     assert job.done()
@@ -392,11 +397,8 @@ def test_sigkill_mid_build_then_a_restart_leaves_nothing_and_the_model_loads(tmp
         while not s.leftovers() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert s.leftovers(), "the build never started writing"
-        first.proc.kill()  # SIGKILL: no handler runs, nothing is cleaned
-        first.proc.wait(timeout=10)
     finally:
-        if first.proc.poll() is None:
-            first.proc.kill()
+        _kill_if_running(first)  # SIGKILL: no handler runs, nothing is cleaned
     dead_build, dead_exports = s.leftovers(), list(s.tmpdir.glob("playground-exports-*"))
     assert dead_build and dead_exports and not (s.synth / "gpt2-small").exists()
     second = s.start("second")
@@ -426,8 +428,6 @@ def test_known_limit_truncating_a_loaded_float32_checkpoint_kills_the_server_wit
             _generate(s.client)
         rc = server.proc.wait(timeout=30)
     finally:
-        if server.proc.poll() is None:
-            server.proc.kill()
-            server.proc.wait()
+        _kill_if_running(server)
     assert rc == -signal.SIGBUS
     assert "Fatal Python error: Bus error" in server.log_text()
