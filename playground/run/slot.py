@@ -35,6 +35,7 @@ from typing import Iterator
 from playground.core import threads
 from playground.core.errors import UserError, shown
 from playground.core.i18n import said
+from playground.core.paths import by_role
 from playground.core.inputs import GenerationParams
 from playground.hw import memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -180,7 +181,7 @@ class ModelSlot:
                     self._unload()
                     try:
                         return loader.load(plan, mark), (src, dev, dtype), None
-                    except UserError as e:
+                    except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
                         if previous is None or self._closing.is_set():
                             raise
                         return _load_back(previous, e)
@@ -260,11 +261,15 @@ class ModelSlot:
         return rows, peaks
 
 
-def _load_back(previous: tuple, failed: UserError) -> tuple:
+def _load_back(previous: tuple, failed: Exception) -> tuple:
     """A load failed after the model before it was freed: load that one back, and say both. (The
     loaded model, what it was loaded from, and the error to raise once it is in the slot.)"""
     prev_src, prev_dev, prev_dtype = previous
-    why = said(failed.key, **failed.fields) if failed.key else str(failed)
+    if isinstance(failed, UserError):
+        why = said(failed.key, **failed.fields) if failed.key else str(failed)
+    else:  # not a refusal the loader worded: the exception as it is, its paths named by role
+        why = f"{type(failed).__name__}: {by_role(str(failed).splitlines()[0] if str(failed) else '')[:300]}"
+        why += "" if why.endswith((".", "!", "?")) else "."
     try:
         back = loader.load(loader.prepare(prev_src, prev_dev, prev_dtype))
     except UserError as again:

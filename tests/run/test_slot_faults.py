@@ -118,3 +118,22 @@ def test_drain_gives_up_while_the_slot_is_held():
         t.start()
         t.join(5)
     assert got == [False]
+
+
+def test_an_unexpected_error_after_the_unload_loads_the_model_before_it_back(monkeypatch):
+    """Not only from_pretrained's refusals: anything raised after the unload (an out-of-memory in
+    .to(device), say) gives the slot its previous model back."""
+    slot = ModelSlot()
+    slot.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"))
+    real = loader.load
+
+    def failing(plan, progress=None):
+        if plan.dtype != "auto" and str(plan.dtype) == "torch.bfloat16":
+            raise MemoryError("cannot allocate 42 bytes")
+        return real(plan, progress) if progress else real(plan)
+
+    monkeypatch.setattr(loader, "load", failing)
+    with pytest.raises(UserError) as e:
+        slot.load(*loader.parse(BUNDLED_NAME, "cpu", "bfloat16"))
+    assert str(e.value).startswith("MemoryError: cannot allocate 42 bytes. It failed after the model before it")
+    assert (slot.status()["model"], slot.status()["dtype"]) == (BUNDLED_NAME, "float32")
