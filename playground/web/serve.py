@@ -62,13 +62,13 @@ def main(build: Callable, launch: dict) -> None:
             SLOT.close()  # first thing: the running generation stops at its next token
             stopping.set()
 
+    for sig in SIGNALS:  # before the page is built: a signal during start-up shuts down as soon as it is up
+        signal.signal(sig, on_signal)
     demo = build()
     try:
         demo.launch(prevent_thread_lock=True, **launch)
     except OSError as e:  # the port was taken between the check and the launch
         exit_on(port_refusal(checked, e))
-    for sig in SIGNALS:
-        signal.signal(sig, on_signal)
     while not stopping.wait(0.2):
         pass
     shutdown(demo, received[0] if received else "signal")
