@@ -83,7 +83,7 @@ def _rss(pid: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def small_ckpt(tmp_path_factory) -> Path:
+def small_ckpt(tmp_path_factory):
     """A complete synthetic/gpt2-small to copy from: the shared cache's if it is complete (only read),
     else built here once in a process of its own (~15 s)."""
     root = tmp_path_factory.mktemp("small-src")
@@ -94,7 +94,8 @@ def small_ckpt(tmp_path_factory) -> Path:
         subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=300,
                        env=dict(os.environ, PLAYGROUND_SYNTHETIC_DIR=str(root)))
     assert _complete(root / "gpt2-small")
-    return root / "gpt2-small"
+    yield root / "gpt2-small"
+    shutil.rmtree(root, ignore_errors=True)  # 350 MB: pytest keeps the temporary folders of its last three runs
 
 
 def _tiny_mismatched(folder: Path) -> Path:
@@ -123,6 +124,7 @@ class Site:
         self.env = {"PLAYGROUND_SYNTHETIC_DIR": str(self.synth), "PLAYGROUND_MODEL_DIRS": str(self.models),
                     "TMPDIR": str(self.tmpdir)}
         self.tmp = tmp
+        SITES.append(self)
 
     def start(self, name: str = "log"):
         (self.tmp / name).mkdir(exist_ok=True)
@@ -137,6 +139,22 @@ class Site:
     def leftovers(self) -> list[Path]:
         return sorted(self.synth.glob(".tmp-*"))
 
+    def free_disk(self) -> None:
+        """Remove the checkpoints (350 MB each) once the server is gone; its log stays."""
+        if getattr(self, "server", None) is None or self.server.proc.poll() is not None:
+            shutil.rmtree(self.synth, ignore_errors=True)
+
+
+SITES: list[Site] = []
+
+
+@pytest.fixture(autouse=True)
+def free_disk():
+    """pytest keeps the temporary folders of its last three runs: without this, 1.5 GB of checkpoints each."""
+    yield
+    for s in SITES:
+        s.free_disk()
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, small_ckpt):
@@ -145,6 +163,7 @@ def site(tmp_path_factory, small_ckpt):
     s.start()
     yield s
     stop_server(s.server)
+    s.free_disk()
 
 
 def _bundled_still_serves(site: Site, dtype: str = "float32") -> None:
