@@ -14,7 +14,11 @@ A load is separate steps, timed apart because they cost different things:
 
 Before them, `prepare` makes every check that can fail before a weight is read
 (the memory guard, a synthetic checkpoint's build, whether a Hub model can be
-reached), so that a refused load never costs the model already loaded. With
+reached), so that a refused load never costs the model already loaded. Every
+source with files on disk passes the same checks there: config.json parses,
+every safetensors file holds every byte its header promises, the tokenizer
+loads (it is kept for `load`). A synthetic checkpoint that is missing or fails
+them is (re)built, timed as its own "build" phase whose note says why. With
 `auto`, Accelerate loads with `device_map="auto"`: steps 1 and 2 happen together.
 
 Safety: `trust_remote_code` is never enabled and weights load only from safetensors.
@@ -22,7 +26,6 @@ Safety: `trust_remote_code` is never enabled and weights load only from safetens
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,7 +35,7 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
-from playground.core.paths import BUNDLED_NAME
+from playground.core.paths import BUNDLED_NAME, by_role
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -121,6 +124,8 @@ class Plan:
     config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
     local_files_only: bool
     estimate_phase: PhaseReport
+    build_phase: PhaseReport | None = None  # a synthetic checkpoint written (or rewritten) for this load
+    tokenizer: object | None = None  # loaded by the checks, when the files are on disk already
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
@@ -141,8 +146,9 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
                  where=est.available_source) if est is not None else said("phase.estimate_unknown"))
     phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
     local_only = True
+    build = None
     if src.kind == "synthetic":
-        synthetic.ensure(src.name, progress=progress)
+        build = _build_phase(src, progress)
     elif src.kind == "hub" and catalog.hub_cached(src.ref) is None:
         ok, why = catalog.hub_reachable()
         if not ok:
@@ -150,7 +156,46 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         local_only = False
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if cfg is not None and src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, local_only, phase)
+    return Plan(src, dev, dtype, config, local_only, phase, build, _checked_tokenizer(src))
+
+
+def _build_phase(src: ModelSource, progress: Progress) -> PhaseReport | None:
+    """Write a synthetic checkpoint that is missing or damaged (`synthetic.problem` says which), as a
+    timed phase of its own; None when it is complete. A failed rebuild says what was wrong with the
+    old checkpoint too: nothing has been unloaded yet, so the loaded model keeps serving."""
+    why = synthetic.problem(src.name)
+    if why is None:
+        return None
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    try:
+        synthetic.ensure(src.name, progress=progress)
+    except UserError as e:
+        if why.key == "synth.why.first":
+            raise
+        raise UserError.of("err.damaged_rebuild", name=src.name, why=why, error=said(e.key, **e.fields) if e.key
+                           else str(e)) from None
+    return _phase("build", time.perf_counter() - t0, before, memory.snapshot(), said("phase.build", why=why))
+
+
+def _checked_tokenizer(src: ModelSource):
+    """The checks that need the files: every safetensors file complete, and the tokenizer loaded
+    (from_pretrained would fail on either after the unload). A Hub model not downloaded yet has
+    nothing on disk to check: it is checked after the download, and a failure there loads the
+    model before it back (`playground.run.slot`)."""
+    from transformers import AutoTokenizer
+
+    if src.kind == "hub":
+        folder = catalog.hub_cached(src.ref)
+        for f in sorted(folder.glob("*.safetensors")) if folder is not None else []:
+            checkpoint.check_file(f)
+        return None
+    checkpoint.check_folder(Path(src.ref))
+    checkpoint.check_tokenizer(Path(src.ref))
+    try:
+        return AutoTokenizer.from_pretrained(src.ref, trust_remote_code=False, local_files_only=True)
+    except Exception as e:
+        raise _load_error(src, e) from None
 
 
 def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
@@ -161,10 +206,10 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)
     progress(0.02, "tokenizer")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(src.ref, **common)
+        tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(src.ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    phases = [plan.estimate_phase]
+    phases = [plan.estimate_phase] + ([plan.build_phase] if plan.build_phase is not None else [])
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
@@ -189,12 +234,15 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     progress(0.1, "load: from_pretrained (disk to RAM)" if dev.id != "auto" else "load: from_pretrained(device_map='auto')")
     before = memory.snapshot()
     t0 = time.perf_counter()
+    failure = None
     try:
         # config= spares a second parse of config.json; from_pretrained deep-copies it
         model = AutoModelForCausalLM.from_pretrained(src.ref, config=config, **kwargs)
     except Exception as e:
-        gc.collect()
-        raise _load_error(src, e) from None
+        failure = _load_error(src, e)
+    if failure is not None:  # raised out here, not chained to the error whose frames hold the half-loaded model
+        memory.release_memory()
+        raise failure
     devices.sync("auto" if dev.id == "auto" else "cpu")
     phases.append(_phase("load", time.perf_counter() - t0, before, memory.snapshot()))
 
@@ -284,7 +332,7 @@ def _placement(params: list[torch.nn.Parameter]) -> dict:
 
 def _load_error(src: ModelSource, e: Exception) -> UserError:
     """Translate what from_pretrained raised into a sentence that says what to do."""
-    msg = str(e).split("\n")[0][:300]
+    msg = by_role(str(e).split("\n")[0])[:300]  # a library's words may quote the server's paths
     if src.kind == "hub":
         if "not a valid model identifier" in msg or "RepositoryNotFound" in type(e).__name__ or "404" in msg:
             return UserError.of("err.hub_missing", ref=src.ref)

@@ -70,6 +70,7 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|---|"]
     what = {
         "estimate": t("report.estimate", lang),
+        "build": t("report.build", lang),
         "import": t("report.import", lang),
         "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
@@ -84,6 +85,7 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     lines += [
         "",
         f"**{t('report.check', lang)}:** {notes.get('estimate', '')}",
+        *(["", f"**{t('report.build', lang)}:** {notes['build']}"] if "build" in notes else []),
         "",
         f"**{t('report.params', lang)}:** {r.param_count:,} · **{t('report.buffers', lang)}:** {r.buffer_count} · "
         f"**{t('report.weights', lang)}:** {fmt_bytes(r.weights_bytes)} in {r.dtype} ({t('report.weights_how', lang)}) · "

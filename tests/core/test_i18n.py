@@ -7,7 +7,7 @@ import re
 import pytest
 
 from playground.core import i18n
-from playground.core.i18n import TABLE, W, errors, lab, page, reports, said, t
+from playground.core.i18n import TABLE, W, errors, faults, lab, page, reports, said, t
 from playground.lab.diagnose import EXTRA
 from playground.lab.scenarios import SCENARIOS
 
@@ -30,7 +30,7 @@ def fields(text: str) -> set[str]:
 
 
 def test_areas_share_no_key_and_make_the_table():
-    areas = [page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT]
+    areas = [page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, faults.TEXT]
     assert sum(len(a) for a in areas) == len(TABLE)
     with pytest.raises(KeyError):
         i18n._merge({"x": W("a", "甲")}, {"x": W("b", "乙")})  # noqa: SLF001  (the guard itself)
