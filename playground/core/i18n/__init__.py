@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, lab, page, reports
+from playground.core.i18n import errors, lab, lesson, page, reports
 from playground.core.i18n.words import LANGS, W
 
 __all__ = ["LANGS", "TABLE", "Said", "W", "plain", "said", "t"]
@@ -54,7 +54,7 @@ def _merge(*areas: dict[str, W]) -> dict[str, W]:
     return out
 
 
-TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT)
+TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, lesson.TEXT)
 
 
 def plain(obj: object, lang: str = "en") -> object:
