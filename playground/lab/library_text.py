@@ -16,6 +16,7 @@ when first needed. Callers cache what they keep (the whole read-only data of lib
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 import struct
 from dataclasses import dataclass
@@ -130,3 +131,14 @@ def python_templates(path: Path, package_root: Path) -> list[Template]:
             if text and text.strip(PLACEHOLDER + " "):
                 out.append(Template(text, f"{rel}:{node.lineno}"))
     return out
+
+
+def source_line(fn, needle: str) -> str:
+    """The line of the installed source of `fn` that contains `needle`, as "path:line: code" ('' if none)."""
+    fn = inspect.unwrap(fn)  # through decorators (generate() is wrapped by torch.no_grad)
+    lines, first = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if needle in line:
+            path = inspect.getsourcefile(fn).split("site-packages/")[-1]
+            return f"{path}:{first + i}: {line.strip()}"
+    return ""

@@ -8,7 +8,6 @@ Transformers' own device check on input_ids placed on meta, the one other device
 from __future__ import annotations
 
 import copy
-import inspect as pyinspect
 import warnings
 from dataclasses import asdict
 
@@ -18,6 +17,7 @@ import transformers
 from playground.core.i18n import W, said
 from playground.lab import gpu_wording, messages
 from playground.lab.capture import attempt, frames
+from playground.lab.library_text import source_line
 from playground.lab.harness import Lab, call_generate, convolve, fake_copy, name_of, row, run_fix, scenario, simulated
 from playground.lab.result import BreakResult
 from playground.lab.scripts import Script
@@ -101,16 +101,6 @@ def conv_devices(lab: Lab, r: BreakResult) -> None:
     run_fix(lab, conv_devices, r)
 
 
-def _source_line(fn, needle: str) -> str:
-    """The line of the installed library's source of `fn` that contains `needle`, with its line number."""
-    lines, first = pyinspect.getsourcelines(fn)
-    for i, line in enumerate(lines):
-        if needle in line:
-            path = pyinspect.getsourcefile(fn).split("site-packages/")[-1]
-            return f"{path}:{first + i}: {line.strip()}"
-    return ""
-
-
 LABELS = {
     "transformers": W("Transformers version", "Transformers 版本"),
     "warns_when": W("when generate() warns (the installed source)", "generate() 何时发出警告（已安装的源码）"),
@@ -169,8 +159,8 @@ def generate_device_type(lab: Lab, r: BreakResult) -> None:
 
     src = lab.cpu_model()
     r.measured = {"transformers": transformers.__version__,
-                  "warns_when": _source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),
-                  "moves_inputs": _source_line(generation.GenerationMixin.prepare_inputs_for_generation,
+                  "warns_when": source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),
+                  "moves_inputs": source_line(generation.GenerationMixin.prepare_inputs_for_generation,
                                                "move_to_device(model_inputs")}
     mask = lab.mask if lab.mask is not None else torch.ones_like(lab.ids)
     if lab.gpu:  # for real: the broken script's setting, generation included

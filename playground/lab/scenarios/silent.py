@@ -79,7 +79,7 @@ def _ratio_fields(key: str, ratio: timing.Ratio) -> dict:
             f"{key}_middle_half": f"{ratio.q1:.2f}–{ratio.q3:.2f}"}
 
 
-def _saved_for_backward(model, ids) -> tuple[int, int]:
+def saved_for_backward(model, ids) -> tuple[int, int]:
     """(tensors, bytes) autograd keeps for backward in one forward pass, weights excluded, each storage once."""
     weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen: set[int] = set()
@@ -231,7 +231,7 @@ def eval_inference_forgotten(lab: Lab, r: BreakResult, tokens: int = 32) -> None
     diff = float((a - b).abs().max())
     differ_at = int((a.argmax(-1) != b.argmax(-1)).sum())
     ref = lab.cpu_model()
-    n_saved, bytes_saved = _saved_for_backward(ref, ids)
+    n_saved, bytes_saved = saved_for_backward(ref, ids)
     dropout = [float(m.p) for m in trained.modules() if isinstance(m, torch.nn.Dropout)]
     fixed_model = lab.copy().eval()
 
@@ -244,7 +244,7 @@ def eval_inference_forgotten(lab: Lab, r: BreakResult, tokens: int = 32) -> None
                                   "eval + inference_mode")["train mode + autograd"]
     with torch.inference_mode():
         x, y = fixed_model(ids).logits, fixed_model(ids).logits
-        _n, fixed_bytes = _saved_for_backward(fixed_model, ids)
+        _n, fixed_bytes = saved_for_backward(fixed_model, ids)
     r.measured = {
         "prompt_tokens": ids.shape[1],
         "train_mode_logits_max_abs_diff": round(diff, 6),

@@ -8,7 +8,6 @@ builds it, or are silent and measured (the optimizer made before `.to()`, `stric
 
 from __future__ import annotations
 
-import copy
 import tempfile
 from pathlib import Path
 
@@ -27,12 +26,14 @@ EARLY = changed("model = model.to(device)\n", OPTIMIZER + "model = model.to(devi
                 "was made\n", STEP).replace("model.train()\n" + OPTIMIZER, "model.train()\n", 1)
 
 LABELS_OPT = {
-    "same_parameter_objects_after_to": W("the optimizer's parameters are the model's own, after model.to()",
-                                         "model.to() 之后，优化器的参数就是模型自己的参数"),
-    "optimizer_parameters_after_model_to_meta": W("the optimizer's parameters, after model.to('meta')",
-                                                  "model.to('meta') 之后，优化器参数所在的设备"),
-    "state_made_before_the_move_stays_on": W("optimizer state made by a step before the move, after model.to('meta')",
-                                             "移动之前的一步所产生的优化器状态，在 model.to('meta') 之后所在的设备"),
+    "still_the_model_parameters_after_to_float64": W(
+        "an optimizer made before model.to(torch.float64) still holds the model's parameters (the in-place path "
+        "CPU and GPU moves take)", "在 model.to(torch.float64) 之前创建的优化器仍持有模型的参数（CPU 与 GPU 之间移动走的就地路径）"),
+    "still_the_model_parameters_after_to_meta": W(
+        "an optimizer made before model.to('meta') still holds the model's parameters (a move that path does not "
+        "cover)", "在 model.to('meta') 之前创建的优化器仍持有模型的参数（这条路径不覆盖的移动）"),
+    "state_made_before_the_move": W("AdamW state from a step taken before model.to(torch.float64): its dtype",
+                                    "在 model.to(torch.float64) 之前走一步产生的 AdamW 状态：它的数据类型"),
 }
 
 
@@ -48,20 +49,21 @@ def _one_step(model, optimizer, input_ids, labels) -> None:
     title=W("Training: the optimizer created before model.to(device) (not a mistake)",
             "训练：在 model.to(device) 之前创建优化器（并不是错误）"),
     explain=W(
-        "The tutorials insist on moving the model first and creating the optimizer after. With "
-        "`Module.to()` the order does not matter: it moves each parameter in place (the `nn.Parameter` "
-        "objects stay the same, only their data moves), so an optimizer made before holds the very tensors "
-        "the model computes with. Measured below on this machine with the meta device: the optimizer's "
-        "parameters moved with the model. What does stay behind is optimizer *state* created before the "
-        "move (after a step): AdamW's moments remain on the old device, and the next step on a GPU "
-        "raises. Create the optimizer before or after `.to()`, but move before the first step.",
-        "教程坚持先移动模型、再创建优化器。对 `Module.to()` 来说顺序无关紧要："
-        "它就地移动每个参数（`nn.Parameter` 对象不变，只是数据移动了），"
-        "所以之前创建的优化器持有的正是模型用来计算的那些张量。"
-        "下面在这台机器上用 meta 设备实测：优化器的参数随模型一起移动了。"
+        "The tutorials insist on moving the model first and creating the optimizer after. For a move between "
+        "the CPU and a GPU the order does not matter: `Module.to()` swaps each parameter's data in place when "
+        "the old and new tensors are of compatible kinds (dense CPU and CUDA tensors are), keeping the same "
+        "`nn.Parameter` objects, so an optimizer made before holds the very tensors the model computes with. "
+        "Measured below with a dtype change, which takes the same path; a move to meta, which does not, "
+        "gives new objects. What does stay behind is optimizer *state* made before the move (after a step): "
+        "AdamW's moments keep their old device and dtype, and the next step on a GPU raises. The tutorials' "
+        "order is a safe habit; what matters is to move before the first step.",
+        "教程坚持先移动模型、再创建优化器。对 CPU 与 GPU 之间的移动，顺序无关紧要："
+        "当新旧张量类型兼容时（稠密的 CPU 和 CUDA 张量是兼容的），`Module.to()` 就地替换每个参数的数据，"
+        "`nn.Parameter` 对象保持不变，所以之前创建的优化器持有的正是模型用来计算的那些张量。"
+        "下面用数据类型转换实测，它走同一条路径；移动到 meta 不走这条路径，会得到新对象。"
         "真正会留在原地的是移动之前（走过一步之后）产生的优化器*状态*："
-        "AdamW 的动量留在旧设备上，下一步在 GPU 上就会报错。"
-        "优化器在 `.to()` 之前或之后创建都行，但要在第一步之前移动模型。",
+        "AdamW 的动量保持原来的设备和数据类型，下一步在 GPU 上就会报错。"
+        "教程的顺序是稳妥的习惯；关键是在第一步之前移动模型。",
     ),
     before="optimizer = AdamW(model.parameters())\nmodel = model.to(device)",
     after="model = model.to(device)\noptimizer = AdamW(model.parameters())",
@@ -76,18 +78,22 @@ print("the optimizer's parameters are the model's:",
 )
 def optimizer_before_to(lab: Lab, r: BreakResult) -> None:
     input_ids, labels = batch(lab)
+
+    def kept(move) -> bool:
+        model = lab.copy()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        move(model)
+        return all(p is q for p, q in zip(optimizer.param_groups[0]["params"], model.parameters()))
+
     model = lab.copy().train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    early = copy.deepcopy((model, optimizer))  # the same, with a step taken before the move
-    _one_step(*early, input_ids, labels)
-    model.to("meta")
-    early[0].to("meta")
-    state = next(iter(early[1].state.values()))
+    _one_step(model, optimizer, input_ids, labels)  # state made before the move
+    model.to(torch.float64)
+    state = next(iter(optimizer.state.values()))
     r.measured = {
-        "same_parameter_objects_after_to": all(p is q for p, q in zip(optimizer.param_groups[0]["params"],
-                                                                      model.parameters())),
-        "optimizer_parameters_after_model_to_meta": sorted({str(p.device) for p in optimizer.param_groups[0]["params"]}),
-        "state_made_before_the_move_stays_on": str(state["exp_avg"].device),
+        "still_the_model_parameters_after_to_float64": kept(lambda m: m.to(torch.float64)),
+        "still_the_model_parameters_after_to_meta": kept(lambda m: m.to("meta")),
+        "state_made_before_the_move": str(state["exp_avg"].dtype).removeprefix("torch."),
     }
     r.tensors = [row("optimizer.param_groups[0]['params'][0]", optimizer.param_groups[0]["params"][0]),
                  row("exp_avg (state from a step before the move)", state["exp_avg"])]
