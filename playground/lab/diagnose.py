@@ -91,7 +91,7 @@ _RULE_TEXT: list[tuple[str, str, float, list[str]]] = [
     ("no-cuda",
      r"Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available"
      r"|not linked with support for cuda devices|CUDA driver initialization failed",
-     3.0, ["cuda-mixed-to", "no-cuda"]),
+     3.0, ["no-cuda", "cuda-mixed-to"]),
     ("mps-float64", r"MPS (?:framework|backend) doesn't support float64|convert a MPS Tensor to float64",
      4.0, ["mps-float64"]),
     ("data-parallel", r"module must have its parameters and buffers on device \S+ \(device_ids\[0\]\)",
@@ -148,12 +148,15 @@ class DiagnoseResult:
 
 # In a pasted traceback, the deepest frame naming an operator tells what met the mismatch.
 _FRAME_OP = re.compile(
-    r"\bin (embedding|layer_norm|linear|addmm|matmul|conv[123]d|rms_norm|scaled_dot_product_attention)[ \t]*$",
+    r"\bin (embedding|layer_norm|linear|addmm|matmul|conv[123]d|rms_norm|scaled_dot_product_attention"
+    r"|cross_entropy|nll_loss)[ \t]*$",
     re.MULTILINE)
 
 
-def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "") -> list[str]:
-    """Reorder a rule's candidates using what the pattern captured (or the traceback's operator)."""
+def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "", text: str = "") -> list[str]:
+    """Reorder a rule's candidates using what the pattern captured (or the traceback's operator and lines)."""
+    if rule == "no-cuda" and ".cuda()" in text:  # the traceback shows the line: a .cuda() call
+        return ["cuda-mixed-to", "no-cuda"]
     if rule == "tensor-for-argument":
         if m.group(1).lower() in ("index", "indices", "input_ids", "input"):
             return ["inputs-on-cpu", "model-on-cpu", *TRAINING_DEVICE]
@@ -163,6 +166,7 @@ def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "") -> list[
             arg, arg_dev, other = m.group(3), m.group(4), m.group(5)
         else:  # "found at least two devices, <other> and <arg_dev>": the argument named later is the odd one
             arg, arg_dev, other = m.group(6) or "", m.group(2) or "", m.group(1) or ""
+        arg = arg.lower()
         op = (m.group(7) or frame_op).lower()
         devs = {d.split(":")[0].lower() for d in (arg_dev, other) if d}
         if "meta" in devs:
@@ -229,7 +233,7 @@ def diagnose(text: str) -> DiagnoseResult:
             if found >= 20:
                 break
             line = _line_of(flat, m.start(), m.end())
-            for rank, sid in enumerate(_refine(rule, m, ids, frame_op)):
+            for rank, sid in enumerate(_refine(rule, m, ids, frame_op, flat)):
                 credit(sid, weight / (rank + 1), line)
     low = flat.lower()
     for entry, at in messages.find(low):

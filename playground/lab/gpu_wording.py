@@ -34,8 +34,9 @@ from playground.lab.library_text import TORCH_LIB, contains, rodata_strings
 
 LIB = TORCH_LIB / "libtorch_cpu.so"
 YAML = Path(torch.__file__).parent.parent / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
-WRAPPER_CHECK = "Expected all tensors to be on the same device, but got "  # where to look, then its neighbours
-ITERATOR_CHECK = "Expected all tensors to be on the same device, but found at least two devices, "
+# How the two messages are found in the library (then taken whole, with their neighbours): search keys, not text.
+WRAPPER_CHECK = "same device, but got"
+ITERATOR_CHECK = "same device, but found at least two devices"
 
 
 @functools.cache
@@ -44,11 +45,11 @@ def _fragments() -> dict[str, tuple[str, ...]]:
     strings = rodata_strings(LIB)
     out: dict[str, tuple[str, ...]] = {}
     for i, s in enumerate(strings):
-        if s == WRAPPER_CHECK and i + 2 < len(strings):
+        if WRAPPER_CHECK in s and s.endswith(" ") and i + 2 < len(strings):
             nxt = strings[i + 1: i + 3]  # ", different from other tensors on ", " (when checking argument in method "
             if nxt[0].startswith(", ") and nxt[1].startswith(" (") and "method" in nxt[1]:
                 out["wrapper"] = (s, *nxt)
-        elif s == ITERATOR_CHECK:
+        elif ITERATOR_CHECK in s and s.endswith(", "):
             out["iterator"] = (s,)
     for joiner in (" is on ", " and ", "!", ")"):
         if not contains(LIB, joiner):
@@ -109,11 +110,10 @@ def conv_types(input_type: str, weight_type: str) -> tuple[str, Said] | None:
     """A convolution's type check as a real GPU words it ("Input type (torch.FloatTensor) and weight type
     (torch.cuda.FloatTensor) should be the same or input should be a MKLDNN tensor ...")."""
     strings = rodata_strings(LIB)
-    try:
-        head = next(s for s in strings if s == "Input type (")
-        middle = next(s for s in strings if s == ") and weight type (")
-        tail = next(s for s in strings if s.startswith(") should be the same or input should be a MKLDNN")
-                    and s.rstrip().endswith("weight is a dense tensor"))
+    try:  # the three literals of the message, found by their distinctive words
+        head = next(s for s in strings if s.startswith("Input type") and s.endswith("("))
+        middle = next(s for s in strings if s.startswith(")") and "weight type" in s and s.endswith("("))
+        tail = next(s for s in strings if s.startswith(")") and "MKLDNN" in s and "weight is a dense" in s)
     except StopIteration:
         return None
     return f"{head}{input_type}{middle}{weight_type}{tail}", said("gpu.conv", lib=LIB.name)

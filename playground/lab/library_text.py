@@ -1,7 +1,7 @@
 """The installed libraries' own words: message templates read out of PyTorch's shared libraries and
 out of the Python sources of PyTorch, Transformers and Accelerate.
 
-C++ messages (`TORCH_CHECK(cond, "Expected all tensors to be on the same device, but got ", arg, ...)`)
+C++ messages (`TORCH_CHECK(cond, "<words> ", arg, " <more words> ", device, ...)`)
 are compiled into read-only data as separate string literals, one per piece of text between two
 values; `rodata_strings(lib)` returns those strings in the order the library stores them (the
 pieces of one message usually sit together). Python messages are f-strings, `+` chains, `%` or

@@ -4,34 +4,34 @@ from playground.core.i18n.words import W
 
 TEXT: dict[str, W] = {
     "gpu.wrapper": W(
-        "Built from PyTorch's message template in the installed {lib} (its string literals), with the operator "
-        "and argument where a real CUDA kernel's device check fails: {op}, argument {arg}, in the generated "
-        "wrapper {wrapper} (named as torchgen names it, from this torch's native_functions.yaml).",
-        "由已安装的 {lib} 中 PyTorch 的消息模板（其中的字符串字面量）构造，"
-        "填入真实 CUDA 内核的设备检查失败的位置：算子 {op}、参数 {arg}，"
-        "所在的生成包装函数 {wrapper}（按 torchgen 的命名规则，依据这个 torch 自带的 native_functions.yaml）。",
+        "Built from PyTorch's message template in the installed `{lib}` (its string literals), with the operator "
+        "and argument where a real CUDA kernel's device check fails: `{op}`, argument `{arg}`, in the generated "
+        "wrapper `{wrapper}` (named as torchgen names it, from this torch's native_functions.yaml).",
+        "由已安装的 `{lib}` 中 PyTorch 的消息模板（其中的字符串字面量）构造，"
+        "填入真实 CUDA 内核的设备检查失败的位置：算子 `{op}`、参数 `{arg}`，"
+        "所在的生成包装函数 `{wrapper}`（按 torchgen 的命名规则，依据这个 torch 自带的 native_functions.yaml）。",
     ),
     "gpu.iterator": W(
-        "Built from PyTorch's message template in the installed {lib}: {op} is a TensorIterator operator "
+        "Built from PyTorch's message template in the installed `{lib}`: `{op}` is a TensorIterator operator "
         "(device_check: NoCheck in native_functions.yaml), so on a GPU it fails in TensorIterator's own "
         "check, worded as the fake tensors word it.",
-        "由已安装的 {lib} 中 PyTorch 的消息模板构造：{op} 是 TensorIterator 算子"
+        "由已安装的 `{lib}` 中 PyTorch 的消息模板构造：`{op}` 是 TensorIterator 算子"
         "（native_functions.yaml 中标为 device_check: NoCheck），"
         "所以在 GPU 上它在 TensorIterator 自己的检查中失败，措辞与伪张量的相同。",
     ),
     "gpu.conv": W(
-        "Built from the convolution's message template in the installed {lib}, with the tensor types a CPU "
+        "Built from the convolution's message template in the installed `{lib}`, with the tensor types a CPU "
         "float input and a CUDA float weight report.",
-        "由已安装的 {lib} 中卷积的消息模板构造，填入 CPU 上 float 输入和 CUDA 上 float 权重各自报告的张量类型。",
+        "由已安装的 `{lib}` 中卷积的消息模板构造，填入 CPU 上 float 输入和 CUDA 上 float 权重各自报告的张量类型。",
     ),
     "gpu.refill": W(
-        "The same check and template (in the installed {lib}) raised it here with {old}; a GPU names {new}.",
-        "这里由同一个检查和模板（在已安装的 {lib} 中）用 {old} 触发；在 GPU 上它写的是 {new}。",
+        "The same check and template (in the installed `{lib}`) raised it here with {old}; a GPU names {new}.",
+        "这里由同一个检查和模板（在已安装的 `{lib}` 中）用 {old} 触发；在 GPU 上它写的是 {new}。",
     ),
     "gpu.template": W(
-        "The warning's template in the installed Transformers ({source}), filled in as a GPU host fills it: "
+        "The warning's template in the installed Transformers (`{source}`), filled in as a GPU host fills it: "
         "input_ids on cuda, the model on cpu.",
-        "已安装的 Transformers 中这条警告的模板（{source}），按有 GPU 的机器的情况填入：input_ids 在 cuda，模型在 cpu。",
+        "已安装的 Transformers 中这条警告的模板（`{source}`），按有 GPU 的机器的情况填入：input_ids 在 cuda，模型在 cpu。",
     ),
     "ui.real_gpu": W("What a real GPU raises, with the installed torch", "真实 GPU 会抛出的消息（已安装的 torch）"),
     "ui.real_gpu_generate": W("What a GPU host prints, with the installed Transformers",
@@ -107,4 +107,34 @@ TEXT: dict[str, W] = {
         "让它先到达这个检查。在有 GPU 的机器上，出错的脚本会真实运行：先警告，然后生成成功。",
     ),
     "sim.generate_stopped": W("Stopped at the check: {frame}", "在检查处停下：{frame}"),
+    "fact.verdict.true": W("true", "正确"),
+    "fact.verdict.false": W("false", "错误"),
+    "fact.verdict.partly": W("partly true", "部分正确"),
+    "fact.verdict.not_measurable_here": W("not measurable here", "这里无法测量"),
+    "fact.claim": W("Claim (as the tutorial says it)", "说法（教程原文）"),
+    "fact.claim_en": W("In English", "英文"),
+    "fact.source": W("Source", "出处"),
+    "fact.evidence": W("Evidence", "证据"),
+    "fact.verdict": W("Verdict", "结论"),
+    "fact.live_col": W("Run here, now", "此刻在这里运行"),
+    "fact.live": W("produced live in this process, {seconds} s", "在本进程中实时得出，{seconds} 秒"),
+    "fact.not_live": W("not measurable here; what a GPU would show", "这里无法测量；在 GPU 上会看到什么"),
+    "fact.summary": W(
+        "{n} claims from the five tutorials, {live} decided live on this machine: {false} false, {partly} partly "
+        "true, {true} true, {unmeasured} not measurable here.",
+        "五篇教程中的 {n} 条说法，{live} 条在这台机器上实时判定：{false} 条错误，{partly} 条部分正确，"
+        "{true} 条正确，{unmeasured} 条这里无法测量。",
+    ),
+    "page.tab.factcheck": W("Fact-check", "事实核查"),
+    "page.factcheck.intro": W(
+        "### The tutorials, checked\nEach claim is quoted from the Chinese tutorials this playground grew from, "
+        "and decided by an experiment that runs here when you press a button: the verdict follows what it finds. "
+        "Claims only a GPU can decide say what a GPU would show.",
+        "### 核查教程\n每条说法都引自本游乐场所依据的中文教程，按下按钮时在这里运行实验来判定："
+        "结论由实验结果决定。只有 GPU 才能判定的说法，会说明在 GPU 上会看到什么。",
+    ),
+    "page.factcheck.pick": W("Claim", "说法"),
+    "page.factcheck.one": W("Check this claim", "核查这条说法"),
+    "page.factcheck.all": W("Check all claims", "核查全部说法"),
+    "page.factcheck.running": W("Running the experiments…", "正在运行实验……"),
 }

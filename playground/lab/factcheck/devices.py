@@ -201,33 +201,33 @@ def new_tensors_on_cpu() -> Evidence:
 CLAIMS = (
     Claim("state-dict-keeps-no-device", W("torch.save(state_dict) keeps no device information.",
                                           "torch.save(state_dict) | 不保留设备 | 需预先配置目标设备"),
-          f"{T3}, 检查点保存与加载的陷阱 (table)", state_dict_keeps_device, "cuda-checkpoint"),
+          f"{T3}, 检查点保存与加载的陷阱 (table)", state_dict_keeps_device, "scenario:cuda-checkpoint"),
     Claim("whole-model-keeps-device", W("torch.save(model) keeps the device and may force loading onto it.",
                                         "torch.save(model) | 保留设备 | 可能强制加载到原设备"),
-          f"{T3}, 检查点保存与加载的陷阱 (table)", whole_model_keeps_device, "cuda-checkpoint"),
+          f"{T3}, 检查点保存与加载的陷阱 (table)", whole_model_keeps_device, "scenario:cuda-checkpoint"),
     Claim("to-verifies-parameters", W("After migrating, PyTorch verifies that every parameter is on the target "
                                       "device.", "迁移完成后，PyTorch 会验证所有参数都在目标设备上"),
-          f"{T1}, 后台发生了什么 / 步骤 4：设备验证", to_verifies, "unregistered-tensor"),
+          f"{T1}, 后台发生了什么 / 步骤 4：设备验证", to_verifies, "scenario:unregistered-tensor"),
     Claim("gpu-model-cpu-inputs-raise", W("If the model is on the GPU and the inputs on the CPU, it raises too "
                                           "(generate(), with \"Input type (torch.FloatTensor) and weight type "
                                           "(torch.cuda.FloatTensor) should be the same\").",
                                           "如果模型在 GPU 而输入在 CPU：同样会报错"),
-          f"{T1}, 快速回答 / 场景 2：模型在 GPU，输入在 CPU", cpu_inputs_raise, "inputs-on-cpu"),
+          f"{T1}, 快速回答 / 场景 2：模型在 GPU，输入在 CPU", cpu_inputs_raise, "scenario:inputs-on-cpu"),
     Claim("device-side-assert-is-device-index", W("\"CUDA error: device-side assert triggered\" means a device "
                                                   "index out of range: check cuda:0 and the like.",
                                                   "CUDA error: device-side assert triggered | 设备索引越界 | "
                                                   "检查cuda:0等设备号"),
-          f"{T3}, 常见错误模式速查表", device_side_assert, "diagnose"),
+          f"{T3}, 常见错误模式速查表", device_side_assert, "panel:diagnose"),
     Claim("dataparallel-move-before-wrap", W("Move the model to the device before wrapping it in DataParallel.",
                                              "model = nn.DataParallel(model) # 包装前先移动到device"),
-          f"{T3}, 多GPU训练的特殊处理", data_parallel_order, "dataparallel-not-moved"),
+          f"{T3}, 多GPU训练的特殊处理", data_parallel_order, "scenario:dataparallel-not-moved"),
     Claim("autocast-handles-devices", W("Under autocast, device and precision are handled automatically.",
                                         "outputs = model(inputs) # 自动处理设备与精度"),
-          f"{T3}, 混合精度训练中的设备问题", autocast_devices, "autocast-outside"),
+          f"{T3}, 混合精度训练中的设备问题", autocast_devices, "scenario:autocast-outside"),
     Claim("cpu-to-is-noop", W("Without a GPU (DEVICE = \"cpu\") the model simply stays on the CPU.",
                               "如果没有 GPU：DEVICE = \"cpu\"，模型保持在 CPU"),
-          f"{T1}, 设备选择逻辑", cpu_move_is_noop, "panel:load-report"),
+          f"{T1}, 设备选择逻辑", cpu_move_is_noop, "panel:report"),
     Claim("new-tensors-default-to-cpu", W("A tensor created by hand is on the CPU by default.",
                                           "手动创建的 tensor 默认在 CPU，和 GPU 模型计算时报错"),
-          f"{T5}, 4️⃣ 自定义张量时", new_tensors_on_cpu, "tensor-in-forward"),
+          f"{T5}, 4️⃣ 自定义张量时", new_tensors_on_cpu, "scenario:tensor-in-forward"),
 )

@@ -283,7 +283,11 @@ def dataparallel_prefix(lab: Lab, r: BreakResult) -> None:
     with tempfile.TemporaryDirectory(prefix="breakit-dp-") as folder:
         ckpt = str(Path(folder) / "model.pt")
         torch.save(torch.nn.DataParallel(lab.copy()).state_dict(), ckpt)
-        attempt_script(lab, dataparallel_prefix, r, ckpt=ckpt)
+        ns = attempt_script(lab, dataparallel_prefix, r, ckpt=ckpt)
+        if "state_dict" in ns:
+            first = next(iter(ns["state_dict"]))
+            r.tensors = [row(f"{first} (in the file)", ns["state_dict"][first]),
+                         *[row(f"{name} (in the model)", t) for name, t in list(ns["model"].state_dict().items())[:1]]]
         run_fix(lab, dataparallel_prefix, r, ckpt=ckpt)
 
 
