@@ -6,7 +6,10 @@ second device that holds no data) stands in for it, and the evidence says so.
 
 from __future__ import annotations
 
+import pickletools
+import re
 import tempfile
+import zipfile
 from pathlib import Path
 
 import torch
@@ -50,37 +53,43 @@ def state_dict_keeps_device() -> Evidence:
              error=error))
 
 
+def _recorded_devices(path: str) -> list[str]:
+    """The devices a torch.save file records for its storages, read from the pickle's opcodes: nothing is
+    unpickled (each storage is saved as a persistent id ('storage', type, key, location, numel))."""
+    with zipfile.ZipFile(path) as z:
+        data = z.read(next(n for n in z.namelist() if n.endswith("data.pkl")))
+    found, after_storage = [], False
+    for op, arg, _pos in pickletools.genops(data):
+        if isinstance(arg, str):
+            if arg == "storage":
+                after_storage = True
+            elif after_storage and re.fullmatch(r"(cpu|cuda|mps|xpu|meta|hpu)(:\d+)?", arg):
+                found.append(arg)
+                after_storage = False
+    return found
+
+
 def whole_model_keeps_device() -> Evidence:
     model = torch.nn.Linear(4, 4)
     with tempfile.TemporaryDirectory(prefix="factcheck-") as folder:
         path = str(Path(folder) / "model.pt")
         torch.save(model, path)
-        recorded = sorted(set(_locations_unsafe_free(path)))
+        recorded = sorted(set(_recorded_devices(path)))
         try:
-            torch.load(path)
+            torch.load(path, weights_only=True)
             refused = "(loaded)"
-        except Exception as e:  # PyTorch >= 2.6 refuses to unpickle a module by default
-            refused = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        except Exception as e:  # PyTorch >= 2.6 refuses to unpickle a module with weights_only=True
+            first = re.sub(r"\x1b\[[0-9;]*m", "", str(e).splitlines()[0])  # without the terminal's bold
+            refused = f"{type(e).__name__}: {first[:120]}"
     return Evidence("true" if recorded else "false", W(
-        "Live: a whole pickled model records its storages' devices too ({where}), so loading it elsewhere needs "
-        "map_location like a state_dict. Since PyTorch 2.6 torch.load also refuses to unpickle a module by "
-        "default (weights_only=True): \"{refused}\". Loading it means weights_only=False, which runs code from "
-        "the file: save and share state_dicts instead.",
-        "实测：整个被 pickle 的模型同样记录了存储所在的设备（{where}），所以在别处加载它"
-        "和 state_dict 一样需要 map_location。从 PyTorch 2.6 起，torch.load 默认还会拒绝反序列化模块"
+        "Live: a whole pickled model records its storages' devices too ({where}, read from the file without "
+        "unpickling it), so loading it elsewhere needs map_location like a state_dict. Since PyTorch 2.6 "
+        "torch.load also refuses to unpickle a module by default (weights_only=True): \"{refused}\". Loading it "
+        "means weights_only=False, which runs code from the file: save and share state_dicts instead.",
+        "实测：整个被 pickle 的模型同样记录了存储所在的设备（{where}，不反序列化、直接从文件中读出），"
+        "所以在别处加载它和 state_dict 一样需要 map_location。从 PyTorch 2.6 起，torch.load 默认还会拒绝反序列化模块"
         "（weights_only=True）：“{refused}”。要加载它就得用 weights_only=False，"
         "这会执行文件里的代码：应当保存和分享 state_dict。"), dict(where=", ".join(recorded), refused=refused))
-
-
-def _locations_unsafe_free(path: str) -> list[str]:
-    """The recorded devices of a pickled model's storages, read with the pickle's classes allowed (our own file)."""
-    seen: list[str] = []
-    with torch.serialization.safe_globals([torch.nn.Linear, torch.nn.Module]):
-        try:
-            torch.load(path, map_location=lambda s, loc: seen.append(loc) or s, weights_only=True)
-        except Exception:  # an allowlist this torch does not accept: our own file, so read it fully
-            torch.load(path, map_location=lambda s, loc: seen.append(loc) or s, weights_only=False)
-    return seen
 
 
 def to_verifies() -> Evidence:

@@ -38,7 +38,7 @@ def eval_saves_memory() -> Evidence:
 def eval_required() -> Evidence:
     from transformers import AutoModelForCausalLM
 
-    loaded = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR)
+    loaded = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, use_safetensors=True)
     built = AutoModelForCausalLM.from_config(loaded.config)
     return Evidence("partly" if not loaded.training and built.training else "true", W(
         "Live: a model from from_pretrained() is already in eval mode (training = {loaded}); one built with "

@@ -84,7 +84,7 @@ model.load_state_dict(state_dict)
     labels=LABELS,
     group="checkpoint",
     script=Script("lm", setup=GPU_CHECKPOINT, broken="""
-state_dict = torch.load(ckpt)              # restores every storage where the file says: on the GPU
+state_dict = torch.load(ckpt, weights_only=True)   # no map_location: every storage restored on the GPU
 model.load_state_dict(state_dict)
 """, fix="""
 state_dict = torch.load(ckpt, map_location="cpu", weights_only=True)   # every storage onto the CPU first

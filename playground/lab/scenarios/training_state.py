@@ -148,7 +148,7 @@ print("saved on", gpu, "| exp_avg now on", state["exp_avg"].device, "| step on",
     group="training",
     bundled_only=True,
     script=Script("train", setup=GPU_TRAINING_CHECKPOINT, broken="""
-checkpoint = torch.load(ckpt)                # every storage restored where the file says: on the GPU
+checkpoint = torch.load(ckpt, weights_only=True)   # no map_location: every storage restored on the GPU
 """ + RESUME, fix="""
 checkpoint = torch.load(ckpt, map_location="cpu", weights_only=True)   # everything onto the CPU first
 """ + RESUME),
