@@ -247,15 +247,6 @@ def dtype_split_model(model=None, dtype: torch.dtype = torch.bfloat16):
     return m
 
 
-def generate_fixed(lab: Lab, model, ids):
-    def go():
-        with torch.inference_mode():
-            out = greedy(model, ids)
-        return True, lab.text(model, out.cpu()), out.shape[1] - ids.shape[1]
-
-    return go
-
-
 def simulated(r: BreakResult, key: str = "sim.fake_cuda", differs: str = "sim.fake_cuda_differs") -> None:
     r.simulated, r.device = True, "fake " + FAKE
     r.simulation_en = t(key, "en") + (" " + t(differs, "en") if differs else "")

@@ -73,14 +73,17 @@ def _offload_map(model, blocks_name: str, n_blocks: int) -> dict[str, str]:
         "and dtypes, no data. The forward pass does not fail, because meta operators only compute output "
         "shapes, so the logits come out on the meta device. The error appears where a meta result meets "
         "a real tensor: appending the next token to the CPU input_ids. Load real weights "
-        "(from_pretrained, or `load_state_dict(..., assign=True)`) before running.",
+        "(from_pretrained, or `load_state_dict(..., assign=True)`) before running. GPT-2's output layer is tied "
+        "to its embedding and not stored in the file, so `load_state_dict` needs `strict=False` for that one "
+        "key (the fix checks that it is the only one missing) and `tie_weights()` after.",
         "`init_empty_weights()`（或 `torch.device('meta')`）"
         "用 meta 张量构建模型：只有形状和数据类型，没有数据。前向传播并不报错，"
         "因为 meta 算子只计算输出形状，所以 logits 也在 meta 设备上。"
         "错误出现在 meta 结果遇到真实张量的地方："
         "把下一个 token 拼接到 CPU 上的 input_ids 时。"
         "运行之前先加载真实权重（from_pretrained，"
-        "或 `load_state_dict(..., assign=True)`）。",
+        "或 `load_state_dict(..., assign=True)`）。GPT-2 的输出层与词嵌入绑定，文件里不保存它，"
+        "所以 `load_state_dict` 对这一个键需要 `strict=False`（修复会检查缺少的只有它），之后再调用 `tie_weights()`。",
     ),
     before="""
 with init_empty_weights():
@@ -90,8 +93,9 @@ output = generate(model, input_ids)
     after="""
 with init_empty_weights():
     model = AutoModelForCausalLM.from_config(config)
-model.load_state_dict(load_file("model.safetensors"), assign=True)
-model.tie_weights()
+# strict=False: the tied lm_head.weight is not in the file (strict=True refuses: "Missing key(s)")
+model.load_state_dict(load_file("model.safetensors"), assign=True, strict=False)
+model.tie_weights()           # so tie it to the embedding again
 output = generate(model, input_ids)
 """,
     group="meta",
