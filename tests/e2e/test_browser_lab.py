@@ -16,21 +16,24 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def server(tmp_path_factory):
     _need_browser()
+    s = start_server(tmp_path_factory.mktemp("browser-lab"))
+    yield s
+    stop_server(s)
+
+
+@pytest.fixture(scope="module")
+def page(server):
     from playwright.sync_api import sync_playwright
 
-    server = start_server(tmp_path_factory.mktemp("browser-lab"))
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            pg = browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US")
-            pg.goto(server.url)
-            pg.wait_for_selector("#load", timeout=60_000)
-            yield pg
-            browser.close()
-    finally:
-        stop_server(server)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US")
+        pg.goto(server.url)
+        pg.wait_for_selector("#load", timeout=60_000)
+        yield pg
+        browser.close()
 
 
 def _text(page, selector: str) -> str:
@@ -54,6 +57,9 @@ def _run_training_mistake(page, fragment: str) -> str:
         box.check()
     _pick(page, "#mistake", fragment)
     page.locator("#generate").click()
+    # first the lab's short "running" line replaces any earlier result, then the result arrives
+    page.wait_for_function(
+        "() => ((document.querySelector('#lab') || {}).innerText || '').length < 200", timeout=30_000)
     page.wait_for_function(
         "() => { const s = (document.querySelector('#lab') || {}).innerText || '';"
         " return /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s) && /labels|标签/.test(s); }",
@@ -110,3 +116,22 @@ def test_a_fact_check_in_english_and_in_chinese(page):
     assert "错误" in out_zh and "证据" in out_zh and "inference_mode" in out_zh
     page.screenshot(path=str(ARTIFACTS / "factcheck-zh.png"), full_page=True)
     _language(page, "English", "Load")
+
+
+def test_the_lesson_endpoints_through_the_api(server):
+    """The same server, as a script sees it: fact_checks(), fact_check(id), and break_it's new keys."""
+    from gradio_client import Client
+
+    client = Client(server.url, verbose=False)
+    one = client.predict("backends-cuda-synchronize", api_name="/fact_check")
+    assert one["verdict"] == "false" and one["live"] and "AttributeError" in one["evidence_en"]
+    with pytest.raises(Exception) as e:
+        client.predict("../../etc/passwd", api_name="/fact_check")
+    assert "Unknown claim" in str(e.value)
+    every = client.predict(api_name="/fact_checks")
+    assert len(every) >= 10 and sum(r["live"] for r in every) >= 7
+    assert {s["group"] for s in client.predict(api_name="/break_it_scenarios")} >= {"training", "device"}
+    r = client.predict("autocast-outside", api_name="/break_it")
+    assert r["raised"] and r["group"] == "training" and r["fix_ok"]
+    assert "torch.autocast" in r["broken_code"] and "torch.autocast" in r["fix_code"]
+    assert client.predict("backends-cuda-synchronize", api_name="/fact_check")["verdict"] == "false"  # still serving

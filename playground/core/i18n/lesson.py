@@ -120,9 +120,9 @@ TEXT: dict[str, W] = {
     "fact.live": W("produced live in this process, {seconds} s", "在本进程中实时得出，{seconds} 秒"),
     "fact.not_live": W("not measurable here; what a GPU would show", "这里无法测量；在 GPU 上会看到什么"),
     "fact.summary": W(
-        "{n} claims from the five tutorials, {live} decided live on this machine: {false} false, {partly} partly "
-        "true, {true} true, {unmeasured} not measurable here.",
-        "五篇教程中的 {n} 条说法，{live} 条在这台机器上实时判定：{false} 条错误，{partly} 条部分正确，"
+        "Claims checked: {n}, quoted from the five tutorials; {live} decided live on this machine: {false} false, "
+        "{partly} partly true, {true} true, {unmeasured} not measurable here.",
+        "已核查五篇教程中的 {n} 条说法，{live} 条在这台机器上实时判定：{false} 条错误，{partly} 条部分正确，"
         "{true} 条正确，{unmeasured} 条这里无法测量。",
     ),
     "page.tab.factcheck": W("Fact-check", "事实核查"),
