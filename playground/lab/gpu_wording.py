@@ -106,16 +106,26 @@ def same_device(op: str, arg: str, arg_device: str, common_device: str) -> tuple
     return text, said("gpu.wrapper", op=op, arg=arg, wrapper=wrapper, lib=LIB.name)
 
 
-def conv_types(input_type: str, weight_type: str) -> tuple[str, Said] | None:
-    """A convolution's type check as a real GPU words it ("Input type (torch.FloatTensor) and weight type
-    (torch.cuda.FloatTensor) should be the same or input should be a MKLDNN tensor ...")."""
+@functools.cache
+def _conv_fragments() -> tuple[str, str, str] | None:
+    """The three literals of the convolution's type-check message, found by their distinctive words."""
     strings = rodata_strings(LIB)
-    try:  # the three literals of the message, found by their distinctive words
+    try:
         head = next(s for s in strings if s.startswith("Input type") and s.endswith("("))
         middle = next(s for s in strings if s.startswith(")") and "weight type" in s and s.endswith("("))
         tail = next(s for s in strings if s.startswith(")") and "MKLDNN" in s and "weight is a dense" in s)
     except StopIteration:
         return None
+    return head, middle, tail
+
+
+def conv_types(input_type: str, weight_type: str) -> tuple[str, Said] | None:
+    """A convolution's type check as a real GPU words it ("Input type (torch.FloatTensor) and weight type
+    (torch.cuda.FloatTensor) should be the same or input should be a MKLDNN tensor ...")."""
+    parts = _conv_fragments()
+    if parts is None:
+        return None
+    head, middle, tail = parts
     return f"{head}{input_type}{middle}{weight_type}{tail}", said("gpu.conv", lib=LIB.name)
 
 

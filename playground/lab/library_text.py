@@ -16,6 +16,7 @@ when first needed. Callers cache what they keep (the whole read-only data of lib
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 import struct
@@ -57,8 +58,10 @@ def rodata_strings(lib: Path) -> list[str]:
             if m.end() < len(data) and data[m.end()] == 0]
 
 
+@functools.lru_cache(maxsize=64)
 def contains(lib: Path, text: str) -> bool:
-    """Whether `text` occurs anywhere in the library's read-only data (as a string or inside one)."""
+    """Whether `text` occurs anywhere in the library's read-only data (as a string or inside one); the
+    answers are kept, not the data."""
     return text.encode() in rodata(lib)
 
 
