@@ -65,7 +65,7 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 
 
 def interleaved(calls: dict[str, Callable[[], object]], base: str, device="cpu", *, min_rounds: int = 7,
-                max_rounds: int = 80, budget_s: float = 4.0, tolerance: float = 0.10) -> dict[str, Ratio]:
+                max_rounds: int = 60, budget_s: float = 6.0, tolerance: float = 0.10) -> dict[str, Ratio]:
     """Time each call once per round, rotating the order, until every ratio's interval is within
     ±tolerance of its median (or the budget is spent); one warm-up call each first."""
     names = list(calls)

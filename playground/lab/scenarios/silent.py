@@ -6,6 +6,8 @@ the sentence shown beside them is chosen from the measurement, never written in 
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from playground.core.i18n import W
@@ -35,6 +37,7 @@ LABELS = {
     "bfloat16_vs_float32_interval": _AGAIN,
     "bfloat16_vs_float32_middle_half": _HALF,
     "cpu": W("CPU", "CPU"),
+    "load_average": W("the machine's load average (1 min) when measured", "测量时整机的负载均值（1 分钟）"),
     "cpu_native_fp16": W("CPU has native float16", "CPU 原生支持 float16"),
     "cpu_native_bf16": W("CPU has native bfloat16", "CPU 原生支持 bfloat16"),
     "train_mode_logits_max_abs_diff": W("train mode: largest logit difference between two identical runs", "训练模式：两次相同运行之间 logits 的最大差值"),
@@ -162,7 +165,7 @@ def fp16_on_cpu(lab: Lab, r: BreakResult, tokens: int = 16) -> None:
         "bfloat16_ms": round(bf16.median_ms, 2),
         **_ratio_fields("float16_vs_float32", f16), **_ratio_fields("bfloat16_vs_float32", bf16),
         "cpu": devices.cpu_name(), "cpu_native_fp16": devices.cpu_native_fp16(),
-        "cpu_native_bf16": devices.cpu_native_bf16(),
+        "cpu_native_bf16": devices.cpu_native_bf16(), "load_average": round(os.getloadavg()[0], 2),
     }
     r.findings = [f16.verdict(), bf16.verdict()]
     r.tensors = [row("input_ids", ids)]
@@ -257,7 +260,7 @@ def eval_inference_forgotten(lab: Lab, r: BreakResult, tokens: int = 32) -> None
         "inference_mode_ms": round(cost.base_ms, 2), "train_autograd_ms": round(cost.median_ms, 2),
         **_ratio_fields("train_autograd_vs_inference_mode", cost),
         "fixed_logits_max_abs_diff": float((x - y).abs().max()),
-        "fixed_saved_bytes": fixed_bytes,
+        "fixed_saved_bytes": fixed_bytes, "load_average": round(os.getloadavg()[0], 2),
     }
     r.findings = [cost.verdict()]
     r.tensors = [row("input_ids", ids), row("logits (train mode)", a)]
