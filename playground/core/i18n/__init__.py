@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, faults, lab, page, reports
+from playground.core.i18n import errors, faults, lab, lesson, page, reports
 from playground.core.i18n.words import LANGS, W
 
 __all__ = ["LANGS", "TABLE", "Said", "W", "plain", "said", "t"]
@@ -54,7 +54,9 @@ def _merge(*areas: dict[str, W]) -> dict[str, W]:
     return out
 
 
-TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, faults.TEXT)
+# Every area table, once: a new area is added here (and only here).
+AREAS = (page, reports, errors, lab, faults, lesson)
+TABLE: dict[str, W] = _merge(*(area.TEXT for area in AREAS))
 
 
 def plain(obj: object, lang: str = "en") -> object:
