@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from playground.core import settings
 from playground.core.errors import UserError, shown
 from playground.core.i18n import t
-from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME
+from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME, by_role
 from playground.load import checkpoint, hub, synthetic
 
 HUB_MODELS = ("distilgpt2", "gpt2", "HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct")
@@ -161,4 +161,6 @@ def read_config(src: ModelSource) -> ModelConfig:
     except UserError:
         raise
     except Exception as e:  # unknown model_type, custom code, broken JSON
-        raise UserError.of("err.config_unreadable", name=src.name, error=f"{type(e).__name__}: {str(e)[:200]}") from None
+        # the library's words may quote the server's paths: named by role instead
+        raise UserError.of("err.config_unreadable", name=src.name,
+                           error=f"{type(e).__name__}: {by_role(str(e))[:200]}") from None

@@ -13,20 +13,23 @@ A load is separate steps, timed apart because they cost different things:
    learner sees that it is free, and never forgets it.
 
 Before them, `prepare` makes every check that can fail before a weight is read
-(the memory guard, a synthetic checkpoint's build, a Hub model's download and the
-safetensors checks of what came down), so that a refused load never costs the
-model already loaded. A Hub model not in the cache is downloaded there as its own
-**download** phase (bytes and seconds; "from the cache", 0 bytes, on a hit), and
-`from_pretrained` then reads the cached folder with `local_files_only=True`: the
-load phase is disk -> RAM only. With `auto`, Accelerate loads with
-`device_map="auto"`: steps 1 and 2 happen together.
+(the memory guard, a synthetic checkpoint's build, a Hub model's download), so
+that a refused load never costs the model already loaded. Every source has its
+files on disk by then and passes the same checks there: config.json parses,
+every safetensors file holds every byte its header promises, the tokenizer loads
+(it is kept for `load`). A synthetic checkpoint that is missing or fails them is
+(re)built, timed as its own "build" phase whose note says why. A Hub model not in
+the cache is downloaded there as its own **download** phase (bytes and seconds;
+"from the cache", 0 bytes, on a hit), after the memory check has read its
+config.json alone, and `from_pretrained` then reads the cached folder with
+`local_files_only=True`: the load phase is disk -> RAM only. With `auto`,
+Accelerate loads with `device_map="auto"`: steps 1 and 2 happen together.
 
 Safety: `trust_remote_code` is never enabled and weights load only from safetensors.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +39,7 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
+from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -130,6 +134,8 @@ class Plan:
     config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
     local_files_only: bool  # always True: a Hub model is downloaded by `prepare`, never by from_pretrained
     estimate_phase: PhaseReport
+    build_phase: PhaseReport | None = None  # a synthetic checkpoint written (or rewritten) for this load
+    tokenizer: object | None = None  # loaded by the checks, from the files on disk
     download_phase: PhaseReport | None = None  # Hub models only
     folder: str = ""  # what from_pretrained reads: the folder (a Hub model's cached snapshot)
 
@@ -159,14 +165,15 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     note = said("phase.estimate", need=fmt_bytes(est.required_bytes), avail=fmt_bytes(est.available_bytes),
                 where=est.available_source)
     phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
-    download, folder = None, src.ref
+    download, build, folder = None, None, src.ref
     if src.kind == "hub":
         download, folder = _download(src, progress, blobs, dl_before, configured - started)
-    if src.kind == "synthetic":
-        synthetic.ensure(src.name, progress=progress)
+    elif src.kind == "synthetic":
+        build = _build_phase(src, progress)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, True, phase, download, folder)
+    return Plan(src, dev, dtype, config, True, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
+                download_phase=download, folder=folder)
 
 
 def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
@@ -181,7 +188,6 @@ def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.M
                  phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
 
     got = hub.fetch(src.ref, moved, blobs)
-    checkpoint.check_folder(got.folder)
     seconds = config_seconds + got.seconds
     if got.from_cache:
         note = said("phase.download_cached", files=got.files)
@@ -194,6 +200,39 @@ def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.M
     return phase, str(got.folder)
 
 
+def _build_phase(src: ModelSource, progress: Progress) -> PhaseReport | None:
+    """Write a synthetic checkpoint that is missing or damaged (`synthetic.problem` says which), as a
+    timed phase of its own; None when it is complete. A failed rebuild says what was wrong with the
+    old checkpoint too: nothing has been unloaded yet, so the loaded model keeps serving."""
+    why = synthetic.problem(src.name)
+    if why is None:
+        return None
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    try:
+        synthetic.ensure(src.name, progress=progress)
+    except UserError as e:
+        if why.key == "synth.why.first":
+            raise
+        raise UserError.of("err.damaged_rebuild", name=src.name, why=why, error=said(e.key, **e.fields) if e.key
+                           else str(e)) from None
+    return _phase("build", time.perf_counter() - t0, before, memory.snapshot(), said("phase.build", why=why))
+
+
+def _checked_tokenizer(src: ModelSource, folder: str):
+    """The checks that need the files (a Hub model's are in its cached snapshot by now): every
+    safetensors file complete, a tokenizer's vocabulary there and the tokenizer loaded
+    (from_pretrained would fail on either after the unload)."""
+    from transformers import AutoTokenizer
+
+    checkpoint.check_folder(Path(folder))
+    checkpoint.check_tokenizer(Path(folder))
+    try:
+        return AutoTokenizer.from_pretrained(folder, trust_remote_code=False, local_files_only=True)
+    except Exception as e:
+        raise _load_error(src, e) from None
+
+
 def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -203,11 +242,11 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)
     progress(0.12, phrase("progress.tokenizer"))
     try:
-        tokenizer = AutoTokenizer.from_pretrained(ref, **common)
+        tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    # in the order they ran: the memory check (on config.json alone), then the rest of a Hub download
-    phases = [p for p in (plan.estimate_phase, plan.download_phase) if p is not None]
+    # in the order they ran: the memory check (on config.json alone), then a Hub download or a synthetic build
+    phases = [p for p in (plan.estimate_phase, plan.download_phase, plan.build_phase) if p is not None]
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
@@ -232,12 +271,15 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
     before = memory.snapshot()
     t0 = time.perf_counter()
+    failure = None
     try:
         # config= spares a second parse of config.json; from_pretrained deep-copies it
         model = AutoModelForCausalLM.from_pretrained(ref, config=config, **kwargs)
     except Exception as e:
-        gc.collect()
-        raise _load_error(src, e) from None
+        failure = _load_error(src, e)
+    if failure is not None:  # raised out here, not chained to the error whose frames hold the half-loaded model
+        memory.release_memory()
+        raise failure
     devices.sync("auto" if dev.id == "auto" else "cpu")
     phases.append(_phase("load", time.perf_counter() - t0, before, memory.snapshot()))
 
@@ -331,7 +373,7 @@ def _placement(params: list[torch.nn.Parameter]) -> dict:
 
 def _load_error(src: ModelSource, e: Exception) -> UserError:
     """Translate what from_pretrained raised into a sentence that says what to do."""
-    msg = str(e).split("\n")[0][:300]
+    msg = by_role(str(e).split("\n")[0])[:300]  # a library's words may quote the server's paths
     if src.kind == "hub":
         if "not a valid model identifier" in msg or "RepositoryNotFound" in type(e).__name__ or "404" in msg:
             return UserError.of("err.hub_missing", ref=src.ref)

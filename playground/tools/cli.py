@@ -35,6 +35,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from playground.core import settings
 from playground.core.errors import UserError
 from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
 from playground.core.paths import BUNDLED_NAME
@@ -151,16 +152,20 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "_run", None):
             raise UserError("no command given. Commands: " + ", ".join(COMMANDS) + " (see: python -m playground --help)")
+        settings.read()  # every PLAYGROUND_* variable, before any work: a malformed one is the line below
         quiet_libraries()
         return args._run(args)
     except UserError as e:
         print(f"error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
+    except settings.Malformed as e:  # the operator's setting, named with its value and a valid example
+        print(settings.refusal(e, "python -m playground"), file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:  # one line, like the page; the traceback on request
-        if os.environ.get("PLAYGROUND_DEBUG"):
+        if settings.read().debug:
             traceback.print_exc()
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
         print(f"error: {type(e).__name__}: {one_line(msg)[:500]} (set PLAYGROUND_DEBUG=1 for the traceback)",

@@ -119,7 +119,7 @@ def format_report(r: dict) -> str:
             return "n/a"
         return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
-    what = {"estimate": "size check on the meta device",
+    what = {"estimate": "size check on the meta device", "build": "writing the synthetic checkpoint",
             "import": "the architecture's Python code",
             "load": "from_pretrained (disk -> RAM)" if r["device"] != "auto" else "from_pretrained(device_map='auto')",
             "migrate": f"model.to('{r['device']}')", "eval": "model.eval()"}

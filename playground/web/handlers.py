@@ -21,7 +21,8 @@ from playground.core.errors import UserError
 from playground.core.i18n import in_lang, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
-from playground.lab import diagnose, harness, render, scenarios
+from playground.lab import diagnose, factcheck, harness, render, scenarios
+from playground.lab.factcheck import render as facts_render
 from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
 from playground.run import compare as matrix
@@ -363,3 +364,38 @@ def browser_lang(request: gr.Request) -> str:
     accept = (request.headers.get("accept-language", "") if request else "").lower()
     first = accept.split(",")[0].strip()
     return "zh" if first.startswith("zh") else "en"
+
+
+# ---------------------------------------------------------------- the lesson: scripts and the fact-check
+
+def fact_checks() -> list[dict]:
+    """Every claim quoted from the tutorials, each decided now by its experiment: verdict, evidence, live."""
+    return [r.to_dict() for r in factcheck.check_all()]
+
+
+def fact_check(claim: str) -> dict:
+    """One claim from the tutorials, decided now: claim_en, claim_zh, source, verdict, evidence_en/zh, live."""
+    try:
+        return factcheck.check(factcheck.get(claim)).to_dict()
+    except UserError as e:
+        raise error(e) from None
+
+
+def ui_scripts(mistake: str) -> tuple[str, str]:
+    """A mistake's two complete scripts, for the page's code boxes ('' for an unknown id: nothing to show)."""
+    sc = scenarios.SCENARIOS.get(mistake) if isinstance(mistake, str) else None
+    return (sc.script.text("broken"), sc.script.text("fix")) if sc else ("", "")
+
+
+def ui_fact_check(claim: str, lang: str) -> tuple[str, list[dict]]:
+    lang = page_lang(lang)
+    try:
+        results = [factcheck.check(factcheck.get(claim)).to_dict()]
+    except UserError as e:
+        raise error(e, lang) from None
+    return facts_render.many(results, lang), results
+
+
+def ui_fact_checks(lang: str) -> tuple[str, list[dict]]:
+    results = fact_checks()
+    return facts_render.many(results, page_lang(lang)), results

@@ -17,10 +17,10 @@ from playground.core.i18n import t
 from playground.run.slot import SLOT
 from playground.web import handlers as h, style, views
 from playground.web.page import LANE, PRIVATE, Page
-from playground.web.tabs import compare, diagnose, inspect, play
+from playground.web.tabs import compare, diagnose, factcheck, inspect, play
 
 LANGS = [("English", "en"), ("中文", "zh")]
-TABS = (play, compare, inspect, diagnose)
+TABS = (play, compare, inspect, diagnose, factcheck)
 
 
 def build() -> gr.Blocks:
@@ -53,6 +53,8 @@ def build() -> gr.Blocks:
         gr.api(h.diagnose_error, api_name="diagnose")
         gr.api(h.estimate, api_name="estimate", **LANE)
         gr.api(h.compare, api_name="compare", **LANE)
+        gr.api(h.fact_checks, api_name="fact_checks", **LANE)
+        gr.api(h.fact_check, api_name="fact_check", **LANE)
     # max_size: at most PLAYGROUND_MAX_QUEUE events wait; one more is answered "queue is full" at once.
     demo.queue(default_concurrency_limit=1, max_size=settings.read().max_queue)
     return demo

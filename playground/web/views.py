@@ -79,6 +79,7 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     what = {
         "download": t("report.download", lang),
         "estimate": t("report.estimate", lang),
+        "build": t("report.build", lang),
         "import": t("report.import", lang),
         "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
@@ -95,6 +96,7 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
         lines += [f"**{phase_name('download', lang)}:** {notes['download']}", ""]
     lines += [
         f"**{t('report.check', lang)}:** {notes.get('estimate', '')}",
+        *(["", f"**{t('report.build', lang)}:** {notes['build']}"] if "build" in notes else []),
         "",
         f"**{t('report.params', lang)}:** {r.param_count:,} · **{t('report.buffers', lang)}:** {r.buffer_count} · "
         f"**{t('report.weights', lang)}:** {fmt_bytes(r.weights_bytes)} {t('report.in_dtype', lang, dtype=r.dtype)} "

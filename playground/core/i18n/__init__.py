@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, lab, page, realmodel, reports, shown
+from playground.core.i18n import errors, faults, lab, lesson, page, realmodel, reports, shown
 from playground.core.i18n.words import LANGS, W
 
 __all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "in_lang", "phrase", "plain", "said", "t"]
@@ -76,7 +76,9 @@ def _merge(*areas: dict[str, W]) -> dict[str, W]:
     return out
 
 
-TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, realmodel.TEXT, shown.TEXT)
+# Every area table, once: a new area is added here (and only here).
+AREAS = (page, reports, errors, lab, faults, lesson, realmodel, shown)
+TABLE: dict[str, W] = _merge(*(area.TEXT for area in AREAS))
 
 
 def plain(obj: object, lang: str = "en") -> object:

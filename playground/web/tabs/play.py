@@ -17,6 +17,7 @@ from playground.hw import devices
 from playground.lab import scenarios
 from playground.load import catalog
 from playground.web import handlers as h, views
+from playground.web.tabs import lab_scripts
 from playground.web.page import LANE, PRIVATE, Page
 
 
@@ -86,6 +87,7 @@ def build(page: Page) -> None:
                         "value", "page.generate")
             stop_btn = w(gr.Button(t("page.stop", en), variant="stop", elem_id="stop"), "value", "page.stop")
         lab_md = gr.Markdown(elem_id="lab")
+        lab_scripts.build(page, mistake)
         output = w(gr.Textbox(label=t("page.output", en), lines=8, elem_id="output"), "label", "page.output")
         stats_md = gr.Markdown(elem_id="stats")
         snippet_code = w(gr.Code(t("page.snippet.none", en), language="python", label=t("page.snippet", en),
