@@ -1,6 +1,10 @@
 """The device playground: `python app.py`, then open http://127.0.0.1:7860."""
 
-from playground.hw import zerogpu
+from playground.core import settings
+
+settings.check_or_exit()  # every PLAYGROUND_* variable, before anything heavy: a malformed one is one line, exit 2
+
+from playground.hw import zerogpu  # noqa: E402
 
 ZERO = zerogpu.status()  # on ZeroGPU this imports `spaces` first, before torch touches CUDA
 
@@ -19,10 +23,8 @@ if ZERO.active:
     SLOT.load(*loader.parse("shakespeare-gpt2", "cuda", "float32"))
 
 if __name__ == "__main__":
-    import signal
+    from playground.web import serve
 
-    # A Space (and `kill`) stops the server with SIGTERM, which by default ends Python without
-    # running atexit: the temporary folder (playground.web.exports) would stay. As Ctrl-C, it
-    # lets Gradio close the server and the folder be removed.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    build().launch(**launch_kwargs())
+    # Start-up checks, a sweep of dead servers' temporary folders, then serve until SIGTERM or
+    # Ctrl-C, and shut down cleanly: runs stopped, model freed, folders removed, exit 0.
+    serve.main(build, launch_kwargs())

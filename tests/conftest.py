@@ -69,3 +69,23 @@ def guard_of(model: str, device: str, dtype: str, **kw):
     """The memory guard on a model named as a visitor names it."""
     return estimate.guard(catalog.read_config(catalog.resolve(model)), devices.parse_device(device),
                           devices.parse_dtype(dtype), **kw)
+
+
+# A chat template in the bundled model's own voice: the visitor's words, then JULIET answers. Enough to
+# see that the prompt went in through the template (its token count and its continuation change).
+CHAT_TEMPLATE = ("{% for m in messages %}{{ m['role'] | upper }}:\n{{ m['content'] }}\n\n{% endfor %}"
+                 "{% if add_generation_prompt %}JULIET:\n{% endif %}")
+
+
+@pytest.fixture(scope="session")
+def chat_model(tmp_path_factory) -> Path:
+    """A copy of the bundled model given a chat template (chat_template.jinja, as Transformers 5 saves it),
+    in a folder of its own: list its parent in PLAYGROUND_MODEL_DIRS to load it."""
+    import shutil
+
+    from playground.core.paths import BUNDLED_DIR
+
+    folder = tmp_path_factory.mktemp("models") / "shakespeare-chat"
+    shutil.copytree(BUNDLED_DIR, folder)
+    (folder / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
+    return folder

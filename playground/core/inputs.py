@@ -21,24 +21,42 @@ from playground.core.errors import UserError, shown
 DEFAULT_PROMPT = "ROMEO:"  # the page's, the CLI's and the lab's prompt when none is given
 
 
+# The page's first generation: sampled, so that the bundled model writes varied verse rather than
+# greedy decoding's loop ("I am a man, and I am a man..."), with a fixed seed, so that it is the
+# same every time. Greedy is one click away; Compare and the bench stay greedy.
+SAMPLED = dict(temperature=0.8, top_p=0.95, seed=0)
+
+
 @dataclass(frozen=True)
 class GenerationParams:
-    """How to generate, checked: a token budget, temperature (0 is greedy), top_p, seed."""
+    """How to generate, checked: a token budget, temperature (0 is greedy), top_p, seed, and whether
+    to apply the tokenizer's chat template (when it has one) to the prompt."""
 
     max_new_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
+    chat_template: bool = True
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0
 
 
-def generation_params(max_new_tokens: object, temperature: object, top_p: object, seed: object) -> GenerationParams:
+def generation_params(max_new_tokens: object, temperature: object, top_p: object, seed: object,
+                      chat_template: object = True) -> GenerationParams:
     return GenerationParams(max_new_tokens=check_max_new_tokens(max_new_tokens),
                             temperature=check_temperature(temperature), top_p=check_top_p(top_p),
-                            seed=check_seed(seed))
+                            seed=check_seed(seed), chat_template=check_flag(chat_template, "chat_template"))
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A yes/no: a bool (JSON true/false), or 0/1."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise UserError.of("err.flag", name=name, got=shown(value, 40))
 
 
 def _check_unicode(text: str, what: str) -> None:

@@ -188,6 +188,27 @@ def parse_dtype(dtype: object) -> Dtype:
     return "auto" if name == "auto" else TORCH_DTYPES[name]
 
 
+def best(devices: list[DeviceInfo] | None = None) -> DeviceInfo:
+    """The device a first run uses when none is named: the first GPU, then Apple's MPS, then the CPU."""
+    devices = devices if devices is not None else discover()
+    for kind in ("cuda", "mps", "cpu"):
+        found = next((d for d in devices if d.kind == kind and d.available), None)
+        if found is not None:
+            return found
+    raise RuntimeError("no CPU device")  # discover() always lists an available CPU
+
+
+def recommended_dtype(device: DeviceInfo) -> torch.dtype:
+    """The dtype a first run uses on `device` when none is named: half the bytes where the hardware computes
+    it natively (bfloat16 on a GPU with bf16 tensor cores or a CPU with AVX512-BF16/AMX, float16 on older
+    GPUs and MPS), float32 otherwise (a CPU without native 16-bit math runs it emulated, slower)."""
+    if device.kind == "cuda":
+        return torch.bfloat16 if device.bf16 else torch.float16
+    if device.kind == "mps":
+        return torch.float16
+    return torch.bfloat16 if cpu_native_bf16() else torch.float32
+
+
 def dtype_name(dtype: Dtype) -> str:
     """torch.bfloat16 -> "bfloat16"; "auto" stays "auto"."""
     return dtype if isinstance(dtype, str) else str(dtype).removeprefix("torch.")

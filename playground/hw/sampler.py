@@ -283,7 +283,8 @@ class _RamReader:
 
 
 # What the loaders' progress descriptions start with -> the phase they begin.
-PROGRESS_PHASES = (("import:", "import"), ("load:", "load"), ("migrate:", "migrate"), ("model.eval", "eval"),
+PROGRESS_PHASES = (("download:", "download"), ("estimate:", "estimate"),
+                   ("import:", "import"), ("load:", "load"), ("migrate:", "migrate"), ("model.eval", "eval"),
                    ("building", "build"), ("init", "build"), ("writing", "build"))
 
 

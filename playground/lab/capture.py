@@ -22,6 +22,7 @@ from playground.hw import devices
 from playground.lab.result import BreakResult
 
 # Frames of PyTorch's dispatch machinery (fake tensors, dynamo, pytree): true, but they bury the model's frames.
+SCRIPTS = ("<broken script>", "<fix script>")  # the file names scripts run under in-process (playground.lab.scripts)
 _MACHINERY = ("torch/_subclasses/", "torch/_dynamo/", "torch/utils/_stats.py", "torch/utils/_pytree.py",
               "torch/_compile.py", "torch/_ops.py", "torch/_prims_common/wrappers.py")
 
@@ -58,7 +59,7 @@ def short_path(filename: str) -> str:
 def frames(exc: BaseException) -> tuple[str | None, str | None]:
     """(the deepest frame in playground/, the deepest frame of all) of an exception's traceback."""
     tb = traceback.extract_tb(exc.__traceback__)
-    ours = [f for f in tb if short_path(f.filename).startswith("playground/")]
+    ours = [f for f in tb if short_path(f.filename).startswith(("playground/", *SCRIPTS))]
     fmt = lambda f: f"{short_path(f.filename)}:{f.lineno} in {f.name}" + (f": {f.line.strip()}" if f.line else "")
     return (fmt(ours[-1]) if ours else None), (fmt(tb[-1]) if tb else None)
 

@@ -10,8 +10,13 @@ Honest reproduction without a GPU: on a host without CUDA the model's tensors ar
 made *fake* (PyTorch's `FakeTensorMode`, the machinery `torch.compile` traces with):
 each carries a device (`cuda:0`), a dtype and a shape, but no data, and operators
 run PyTorch's own device checks, which raise PyTorch's own message. Every such
-result is marked `simulated`. Silent mistakes raise nothing: they report `measured`
-numbers instead.
+result is marked `simulated`, and where PyTorch's real GPU message differs from the
+fake one it is shown beside it (`playground.lab.gpu_wording`). Silent mistakes raise
+nothing: they report `measured` numbers instead.
+
+Every scenario also carries two complete scripts (`playground.lab.scripts`): the
+mistake and its fix, runnable as files. The fix the lab runs is the fix script's own
+text (`run_fix`), and a live mistake's run is the broken script's (`attempt_script`).
 """
 
 from __future__ import annotations
@@ -33,12 +38,16 @@ from playground.core.paths import BUNDLED_DIR
 from playground.core.units import fmt_bytes
 from playground.hw import devices
 from playground.hw.memory import weights_bytes
+from playground.lab import scripts
+from playground.lab.capture import attempt, fix
 from playground.lab.result import BreakResult, TensorRow
 
 NEW_TOKENS = 8  # tokens each fixed pipeline generates
 COPY_LIMIT = 600 * 2**20  # scenarios that copy the model use the bundled one above this size
 FAKE = "cuda:0"  # the fake device of simulated runs
 _RUN_LOCK = threading.Lock()  # one scenario at a time: warning capture and the save tagger are process-wide
+# What each scenario is about, for the listing (break_it_scenarios) and the lesson map.
+GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training")
 
 
 @dataclass(frozen=True)
@@ -55,14 +64,21 @@ class Scenario:
     needs_gpu: bool = False
     silent: bool = False
     labels: dict[str, W] = field(default_factory=dict)  # what each `measured` key means
+    group: str = "device"
+    script: scripts.Script | None = None
+    bundled_only: bool = False  # its scripts read the bundled model's files: it runs on the bundled model
 
 
-def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after: str, needs_gpu: bool = False,
-             silent: bool = False, labels: dict[str, W] | None = None) -> Callable[[Callable], Scenario]:
+def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after: str, group: str,
+             script: scripts.Script, needs_gpu: bool = False, silent: bool = False,
+             labels: dict[str, W] | None = None, bundled_only: bool = False) -> Callable[[Callable], Scenario]:
     """Decorate a scenario's function: the name it is defined under becomes the `Scenario`."""
+    if group not in GROUPS:
+        raise ValueError(f"{sid}: group {group!r} is not one of {GROUPS}")
+
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        dict(labels or {}))
+                        dict(labels or {}), group, script, bundled_only)
 
     return make
 
@@ -113,11 +129,13 @@ class Lab:
     bundled model is, and the result says so.
     """
 
-    def __init__(self, model, tokenizer, prompt: str, result: BreakResult):
+    def __init__(self, model, tokenizer, prompt: str, result: BreakResult, bundled_only: bool = False):
         self.r = result
         on_cpu = devices.torch_device_of(model).type == "cpu"
         size = weights_bytes(model)
-        if on_cpu and size <= COPY_LIMIT:
+        if bundled_only:
+            self.src, self.tokenizer = bundled()
+        elif on_cpu and size <= COPY_LIMIT:
             self.src, self.tokenizer = model, tokenizer
         else:
             self.src, self.tokenizer = bundled()
@@ -136,6 +154,37 @@ class Lab:
 
     def text(self, model, ids) -> str:
         return self.tokenizer.decode(ids[0, self.ids.shape[1]:])
+
+    def names(self, model=None, **more) -> dict:
+        """What a script's blanked lines define (see `playground.lab.scripts`): the same `device`
+        expression, the bundled model's folder, the tokenizer, and a private copy of the model."""
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return {"path": str(BUNDLED_DIR), "device": device, "tokenizer": self.tokenizer,
+                "model": model if model is not None else self.copy(), **more}
+
+
+def attempt_script(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
+    """Run the broken script's own text here (a live mistake); its globals come back, for the tensor table."""
+    out: list[str] = []
+    ns = scripts.namespace(lab.names(**more), out)
+    attempt(r, lambda: scripts.run(sc.script.in_process("broken"), ns, "<broken script>"))
+    r.broken_output = "".join(out).strip()
+    return ns
+
+
+def run_fix(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
+    """Run the fix script's own text here, timed: what the page shows is what ran."""
+    out: list[str] = []
+    ns = scripts.namespace(lab.names(**more), out)
+
+    def go():
+        scripts.run(sc.script.in_process("fix"), ns, "<fix script>")
+        return True, "".join(out).strip(), None
+
+    fix(r, go, ns["device"])
+    if not r.fix_ok and out:
+        r.fix_output = "".join(out).strip()
+    return ns
 
 
 def row(name: str, x: torch.Tensor) -> TensorRow:
@@ -157,7 +206,7 @@ def blocks(model) -> tuple[str, torch.nn.ModuleList]:
     for name, mod in model.named_modules():
         if isinstance(mod, torch.nn.ModuleList) and len(mod) >= 2 and name.split(".")[-1] in ("h", "layers", "blocks"):
             return name, mod
-    raise UserError("This model has no list of transformer blocks the lab recognises; use the bundled model.")
+    raise UserError.of("err.lab_blocks")
 
 
 def fake_copy(model, mode, device: str = FAKE, left_behind: str | None = None):
@@ -198,15 +247,6 @@ def dtype_split_model(model=None, dtype: torch.dtype = torch.bfloat16):
     return m
 
 
-def generate_fixed(lab: Lab, model, ids):
-    def go():
-        with torch.inference_mode():
-            out = greedy(model, ids)
-        return True, lab.text(model, out.cpu()), out.shape[1] - ids.shape[1]
-
-    return go
-
-
 def simulated(r: BreakResult, key: str = "sim.fake_cuda", differs: str = "sim.fake_cuda_differs") -> None:
     r.simulated, r.device = True, "fake " + FAKE
     r.simulation_en = t(key, "en") + (" " + t(differs, "en") if differs else "")
@@ -234,12 +274,13 @@ def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT) 
     elif not isinstance(model, torch.nn.Module) or not hasattr(model, "get_input_embeddings"):
         raise UserError("The lab needs a Transformers causal language model. Load one first, or use the bundled model.")
     r = BreakResult(scenario=sc.id, number=sc.number, title_en=sc.title.en, title_zh=sc.title.zh,
-                    explanation_en=sc.explain.en, explanation_zh=sc.explain.zh, fix_before=sc.before, fix_after=sc.after)
+                    explanation_en=sc.explain.en, explanation_zh=sc.explain.zh, fix_before=sc.before, fix_after=sc.after,
+                    group=sc.group, broken_code=sc.script.text("broken"), fix_code=sc.script.text("fix"))
     with _RUN_LOCK:
         t0 = time.perf_counter()
         # in a thread that ends with the run (see playground.core.threads); the traceback's
         # frames are the scenario's own either way
-        threads.run(sc.fn, Lab(model, tokenizer, prompt, r), r, name="break-it")
+        threads.run(sc.fn, Lab(model, tokenizer, prompt, r, sc.bundled_only), r, name="break-it")
         r.seconds = time.perf_counter() - t0
     r.__dict__.pop("exc", None)
     return r

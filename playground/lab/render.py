@@ -39,6 +39,8 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
         out.append(f"**{t('ui.warnings', lang)}**\n")
         out.extend(_pre(w) for w in r.warnings)
     if r.raised:
+        if r.broken_output:
+            out.append(f"{t('ui.broken_output', lang)}:\n{_pre(r.broken_output)}")
         out.append(f"**{t('ui.error', lang)}:** `{r.error_type}`"
                    + (f" ({', '.join(r.error_bases[:2])})" if r.error_bases else "") + "\n")
         out.append(_pre(r.error_message or ""))
@@ -48,12 +50,19 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
             out.append(f"{t('ui.raised_in', lang)}: <code>{html.escape(r.raised_in)}</code>\n")
     elif not r.cannot_run:
         out.append(f"**{t('ui.no_error', lang)}**\n")
+        if r.broken_output:
+            out.append(_pre(r.broken_output))
+    if r.real_gpu_message:
+        label = t("ui.real_gpu" if r.raised else "ui.real_gpu_generate", lang)
+        out.append(f"\n**{label}:**\n{_pre(r.real_gpu_message)}")
+        if r.real_gpu_how:
+            out.append(f"<sub>{html.escape(r.real_gpu_how.text(lang))}</sub>\n")
     if r.tensors:
         out.append(f"\n**{t('ui.tensors', lang)}**\n")
         out.append(f"| {t('ui.name', lang)} | {t('ui.device', lang)} | {t('ui.dtype', lang)} | {t('ui.shape', lang)} |"
                    "\n|---|---|---|---|")
         for row in r.tensors:
-            dev = f"{row.device} (fake)" if row.fake else row.device
+            dev = t("ui.fake_device", lang, device=row.device) if row.fake else row.device
             out.append(f"| `{html.escape(row.name)}` | {dev} | {row.dtype} | {list(row.shape)} |")
     out.append(f"\n**{t('ui.what', lang)}:** {r.explanation_zh if zh else r.explanation_en}\n")
     if r.measured:
@@ -64,6 +73,9 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
             label = f"{words.say(lang)} <sub><code>{k}</code></sub>" if words else f"<code>{k}</code>"
             out.append(f"| {label} | {html.escape(str(shown))} |")
         out.append("")
+    if r.findings:
+        out.append(f"**{t('ui.findings', lang)}:** " + " ".join(f"**{html.escape(f.text(lang))}**"
+                                                               for f in r.findings) + "\n")
     if r.hf_device_map:
         out.append(f"**{t('ui.device_map', lang)}**\n\n| {t('ui.name', lang)} | {t('ui.device', lang)} |\n|---|---|")
         out.extend(f"| {html.escape(k)} | {html.escape(v)} |" for k, v in r.hf_device_map.items())

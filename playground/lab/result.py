@@ -46,15 +46,23 @@ class BreakResult:
     fix_tokens: int | None = None
     fix_error: str = ""
     measured: dict = field(default_factory=dict)
+    findings: list[Said] = field(default_factory=list)  # what the measurements say, chosen from them
     hf_device_map: dict | None = None
     flagged_modules: list[str] = field(default_factory=list)  # from the Inspect view of the broken model
     notes: list[Said] = field(default_factory=list)
     seconds: float = 0.0
+    group: str = ""  # one of harness.GROUPS
+    broken_code: str = ""  # the complete script with the mistake (runs as written from the repository root)
+    fix_code: str = ""  # the complete fixed script: its body is what the lab's fix ran
+    broken_output: str = ""  # what the broken script printed before it raised (live runs)
+    real_gpu_message: str = ""  # simulated runs: the sentence a real GPU raises with the installed torch
+    real_gpu_how: Said | None = None  # how real_gpu_message was built, from which library template
 
     def to_dict(self) -> dict:
         """The API's dict: notes and the reason it could not run said in English."""
         d = plain(asdict(self))
         d["cannot_run"] = d["cannot_run"] or ""
+        d["real_gpu_how"] = d["real_gpu_how"] or ""
         return d
 
     def diagnose_text(self) -> str:

@@ -11,15 +11,15 @@ folder, the synthetic spec or the Hugging Face cache; it never goes to the netwo
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
 from playground.core import settings
 from playground.core.errors import UserError, shown
-from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME
-from playground.load import checkpoint, synthetic
+from playground.core.i18n import t
+from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME, by_role
+from playground.load import checkpoint, hub, synthetic
 
 HUB_MODELS = ("distilgpt2", "gpt2", "HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct")
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
@@ -42,6 +42,18 @@ def catalog() -> list[CatalogEntry]:
     _top, names, _why = synthetic.allowed()
     out += [CatalogEntry(n, f"{n} ({synthetic.PUBLISHED[n]} shape, random weights)", "synthetic", synthetic.LABEL)
             for n in synthetic.CONFIGS if n in names]
+    return out
+
+
+def choices(lang: str = "en") -> list[tuple[str, str]]:
+    """The model picker's (label, id) pairs, labelled in `lang`."""
+    out = []
+    for e in catalog():
+        if e.kind == "synthetic":
+            label = t("catalog.synthetic", lang, name=e.id, shape=synthetic.PUBLISHED[e.id])
+        else:
+            label = t(f"catalog.{e.kind}", lang, name=e.id)
+        out.append((label, e.id))
     return out
 
 
@@ -91,7 +103,8 @@ def _local_source(model: str) -> ModelSource:
         raise UserError.of("err.path_bad", model=shown(model, 80)) from None
     roots = allowed_roots()
     if not any(real == r or r in real.parents for r in roots):
-        raise UserError.of("err.path_outside", model=shown(model, 80), roots=", ".join(str(r) for r in roots[:2]))
+        # the roots by role, never by path: on a public Space the layout of the machine is nobody's business
+        raise UserError.of("err.path_outside", model=shown(model, 80))
     if not real.exists():
         raise UserError.of("err.path_missing", model=shown(model, 80), bundled=BUNDLED_NAME)
     if not real.is_dir():
@@ -100,24 +113,16 @@ def _local_source(model: str) -> ModelSource:
     return ModelSource("local", str(real), real.name)
 
 
-# -- the Hub -----------------------------------------------------------------------
-def hub_reachable(timeout: float = 2.0) -> tuple[bool, str]:
-    """Can we open a TCP connection to the Hub? Checked before any download, because
-    huggingface_hub retries for ~25 s before giving up when there is no network."""
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE:
-        return False, "HF_HUB_OFFLINE is set"
-    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
-    try:
-        socket.create_connection((host, 443), timeout=timeout).close()
-        return True, ""
-    except OSError as e:
-        return False, f"cannot reach {host} ({e.__class__.__name__}: {e})"
+# -- the Hub (playground.load.hub: the endpoint, the cache, the download) ----------------
+def hub_reachable(timeout: float = 2.0) -> tuple[bool, object]:
+    """Can a TCP connection be opened to the Hub (HF_ENDPOINT's scheme, host and port)? Checked before
+    any download, because huggingface_hub retries for ~25 s before giving up when there is no network."""
+    return hub.reachable(timeout)
 
 
 def hub_cached(repo_id: str) -> Path | None:
-    """The cached snapshot folder of a Hub model (from its config.json), or None."""
+    """The cached snapshot folder holding a Hub model's config.json, or None (its weights may not be
+    there yet: `playground.load.hub.cached` says whether the whole snapshot is)."""
     from huggingface_hub import try_to_load_from_cache
 
     hit = try_to_load_from_cache(repo_id, "config.json")
@@ -150,13 +155,12 @@ def read_config(src: ModelSource) -> ModelConfig:
         if src.kind == "hub":
             folder = hub_cached(src.ref)
             if folder is None:
-                raise NotCached(
-                    f"'{src.ref}' has no config.json in the local Hugging Face cache, and the estimate never "
-                    "goes to the network. Load it once (with network) or pick a bundled or synthetic model."
-                )
-        cfg = AutoConfig.from_pretrained(src.ref, local_files_only=True, trust_remote_code=False)
+                raise NotCached.of("err.not_cached", ref=src.ref)
+        cfg = AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
         return ModelConfig(src, cfg, folder)
     except UserError:
         raise
     except Exception as e:  # unknown model_type, custom code, broken JSON
-        raise UserError(f"Cannot read the config of '{src.name}': {type(e).__name__}: {str(e)[:200]}") from None
+        # the library's words may quote the server's paths: named by role instead
+        raise UserError.of("err.config_unreadable", name=src.name,
+                           error=f"{type(e).__name__}: {by_role(str(e))[:200]}") from None

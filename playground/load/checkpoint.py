@@ -15,6 +15,7 @@ import struct
 from pathlib import Path
 
 from playground.core.errors import UserError
+from playground.core.i18n import Said, said
 from playground.core.units import fmt_bytes
 
 # safetensors dtype codes -> (torch name, bytes per element)
@@ -76,7 +77,7 @@ def check_folder(folder: Path) -> None:
     try:
         json.loads(cfg.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
-        raise UserError(f"'{folder.name}/config.json' is not valid JSON ({e}). Re-save the model.") from None
+        raise UserError.of("err.config_json", name=folder.name, error=str(e)) from None
     if not any(folder.glob("*.safetensors")):
         if any(folder.glob("*.bin")) or any(folder.glob("*.pt")) or any(folder.glob("*.pth")):
             raise UserError.of("err.pickle_only", name=folder.name)
@@ -87,6 +88,14 @@ def check_folder(folder: Path) -> None:
 
 def check_file(path: Path) -> None:
     """The file holds its header and every byte the header promises."""
+    problem = file_problem(path)
+    if problem is not None:  # the fact, said with what to do about it
+        raise UserError.of(problem.key.replace("ckpt.", "err.st_"), **problem.fields)
+
+
+def file_problem(path: Path) -> Said | None:
+    """Why a .safetensors file cannot be loaded (missing, unreadable header, fewer bytes than its
+    header promises), as a fact (`ckpt.*`); None when it is complete."""
     name = f"{path.parent.name}/{path.name}"
     try:
         size = path.stat().st_size
@@ -97,10 +106,25 @@ def check_file(path: Path) -> None:
             header = json.loads(fh.read(n))
         header.pop("__metadata__", None)
         end = max((int(t["data_offsets"][1]) for t in header.values()), default=0)
+    except FileNotFoundError:
+        return said("ckpt.missing", name=name)
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error):
-        raise UserError.of("err.st_unreadable", name=name) from None
+        return said("ckpt.unreadable", name=name)
     if 8 + n + end > size:
-        raise UserError.of("err.st_truncated", name=name, want=fmt_bytes(8 + n + end), have=fmt_bytes(size))
+        return said("ckpt.truncated", name=name, want=fmt_bytes(8 + n + end), have=fmt_bytes(size))
+    return None
+
+
+# A tokenizer's vocabulary lives in one of these. Without any, Transformers 5 still builds a tokenizer
+# from config.json alone: an empty one (one token), which would turn every prompt into nothing.
+TOKENIZER_VOCAB = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
+                   "sentencepiece.bpe.model")
+
+
+def check_tokenizer(folder: Path) -> None:
+    """The folder holds a tokenizer's vocabulary file."""
+    if not any((folder / f).is_file() for f in TOKENIZER_VOCAB):
+        raise UserError.of("err.no_tokenizer", name=folder.name, files=", ".join(TOKENIZER_VOCAB[:3]))
 
 
 def disk_bytes(folder: Path | None) -> int:

@@ -22,7 +22,7 @@ import torch
 from playground.core import settings
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said, t
-from playground.core.units import fmt_bytes, parse_bytes
+from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import checkpoint
@@ -47,11 +47,11 @@ class DoesNotFit(UserError):
 def ram_budget() -> tuple[int, Said]:
     """(bytes the guard may use, where the number comes from)."""
     avail = memory.available_bytes()
-    raw = settings.read().memory_budget
-    if raw:
-        budget = parse_bytes(raw)
-        if budget < avail:
-            return budget, said("est.where.budget", env=settings.MEMORY_BUDGET_ENV, value=raw, system=fmt_bytes(avail))
+    s = settings.read()  # a malformed budget stopped the server at start-up (settings.check_or_exit)
+    budget = s.memory_budget_bytes
+    if budget is not None and budget < avail:
+        return budget, said("est.where.budget", env=settings.MEMORY_BUDGET_ENV, value=s.memory_budget,
+                            system=fmt_bytes(avail))
     return avail, said("est.where.system")
 
 
@@ -215,7 +215,7 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
             stored = dict(error=f"could not read the safetensors header: {e}")
     resolved, reason = resolve_dtype(dtype, cfg.config, stored)
     if resolved not in devices.TORCH_DTYPES:
-        raise UserError(f"'{cfg.source.name}' resolves to {resolved} under auto; pick float32, float16 or bfloat16.")
+        raise UserError.of("err.auto_dtype", name=cfg.source.name, dtype=resolved)
 
     by_dtype: dict[str, int] = {}
     main = None

@@ -13,16 +13,23 @@ A load is separate steps, timed apart because they cost different things:
    learner sees that it is free, and never forgets it.
 
 Before them, `prepare` makes every check that can fail before a weight is read
-(the memory guard, a synthetic checkpoint's build, whether a Hub model can be
-reached), so that a refused load never costs the model already loaded. With
-`auto`, Accelerate loads with `device_map="auto"`: steps 1 and 2 happen together.
+(the memory guard, a synthetic checkpoint's build, a Hub model's download), so
+that a refused load never costs the model already loaded. Every source has its
+files on disk by then and passes the same checks there: config.json parses,
+every safetensors file holds every byte its header promises, the tokenizer loads
+(it is kept for `load`). A synthetic checkpoint that is missing or fails them is
+(re)built, timed as its own "build" phase whose note says why. A Hub model not in
+the cache is downloaded there as its own **download** phase (bytes and seconds;
+"from the cache", 0 bytes, on a hit), after the memory check has read its
+config.json alone, and `from_pretrained` then reads the cached folder with
+`local_files_only=True`: the load phase is disk -> RAM only. With `auto`,
+Accelerate loads with `device_map="auto"`: steps 1 and 2 happen together.
 
 Safety: `trust_remote_code` is never enabled and weights load only from safetensors.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,12 +38,12 @@ from typing import Callable
 import torch
 
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said
-from playground.core.paths import BUNDLED_NAME
+from playground.core.i18n import Said, phrase, plain, said
+from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import catalog, checkpoint, estimate, migration, synthetic
+from playground.load import catalog, checkpoint, estimate, hub, migration, synthetic
 from playground.load.catalog import ModelSource
 
 Progress = Callable[[float, str], None]
@@ -48,7 +55,7 @@ def _quiet(frac: float, desc: str) -> None:
 
 @dataclass
 class PhaseReport:
-    name: str  # "estimate", "import", "load", "migrate", "eval"
+    name: str  # "estimate", "download" (Hub models), "import", "load", "migrate", "eval"
     seconds: float
     rss_before: int
     rss_after: int
@@ -57,6 +64,7 @@ class PhaseReport:
     vram_before: list[dict] = field(default_factory=list)
     vram_after: list[dict] = field(default_factory=list)
     note: Said | None = None
+    bytes: int | None = None  # the download phase: bytes fetched (0 from the cache)
 
 
 @dataclass
@@ -87,6 +95,11 @@ class LoadReport:
     context_length: int | None = None
     hint: Said | None = None  # what this (device, dtype) pair costs
     label: Said | None = None  # the synthetic models' "random weights" warning
+    # A Hub model's download phase (None for every other source): bytes fetched now (0 from the cache)
+    download_seconds: float | None = None
+    download_bytes: int | None = None
+    download_from_cache: bool | None = None
+    chat_template: bool = False  # the tokenizer has one: generation applies it unless asked for the raw prompt
 
     @property
     def migrate_note(self) -> Said:
@@ -119,38 +132,105 @@ class Plan:
     device: DeviceInfo
     dtype: Dtype
     config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
-    local_files_only: bool
+    local_files_only: bool  # always True: a Hub model is downloaded by `prepare`, never by from_pretrained
     estimate_phase: PhaseReport
+    build_phase: PhaseReport | None = None  # a synthetic checkpoint written (or rewritten) for this load
+    tokenizer: object | None = None  # loaded by the checks, from the files on disk
+    download_phase: PhaseReport | None = None  # Hub models only
+    folder: str = ""  # what from_pretrained reads: the folder (a Hub model's cached snapshot)
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
             reclaimable: int = 0) -> Plan:
-    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model
-    gives back first), is a synthetic checkpoint built, can a Hub model be reached at all."""
+    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model gives
+    back first), a Hub model's download (after the memory check: only config.json comes down before it)
+    and the safetensors checks of what came down, is a synthetic checkpoint built."""
+    started = time.perf_counter()
+    if src.kind == "hub":
+        # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
+        # so a model that will not fit is refused before its weights come down
+        progress(0.0, phrase("progress.download_check", ref=src.ref))
+        blobs, dl_before = hub.blobs(src.ref), memory.snapshot()
+        if hub.cached(src.ref) is None:
+            hub.config_folder(src.ref)
+    configured = time.perf_counter()
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
     # The check builds the model on the meta device (shapes, no data), which also imports
     # the architecture's code: timed here, reported as the "estimate" phase.
+    progress(0.02, phrase("progress.estimate"))
+    before = memory.snapshot()
+    t0 = time.perf_counter()
+    cfg = catalog.read_config(src)
+    est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
+    note = said("phase.estimate", need=fmt_bytes(est.required_bytes), avail=fmt_bytes(est.available_bytes),
+                where=est.available_source)
+    phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
+    download, build, folder = None, None, src.ref
+    if src.kind == "hub":
+        download, folder = _download(src, progress, blobs, dl_before, configured - started)
+    elif src.kind == "synthetic":
+        build = _build_phase(src, progress)
+    # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
+    config = cfg.config if src.kind != "synthetic" else None
+    return Plan(src, dev, dtype, config, True, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
+                download_phase=download, folder=folder)
+
+
+def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
+              config_seconds: float) -> tuple[PhaseReport, str]:
+    """The download phase: the Hub model's files into the Hugging Face cache (nothing on a cache hit),
+    then the same safetensors checks a local folder passes, so that a truncated download is refused
+    here, before the loaded model is unloaded. Its seconds are config.json's (fetched before the memory
+    check) and the rest's; its bytes every file that was not in the cache before."""
+    def moved(done: int, total: int) -> None:
+        frac = done / total if total else 0.0
+        progress(0.02 + 0.08 * frac,
+                 phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
+
+    got = hub.fetch(src.ref, moved, blobs)
+    seconds = config_seconds + got.seconds
+    if got.from_cache:
+        note = said("phase.download_cached", files=got.files)
+    else:
+        rate = fmt_bytes(got.bytes / seconds) + "/s" if seconds > 0 else "n/a"
+        note = said("phase.download", bytes=fmt_bytes(got.bytes), files=got.files, rate=rate)
+    phase = _phase("download", seconds, before, memory.snapshot(), note)
+    phase.bytes = got.bytes
+    progress(0.1, phrase("progress.downloaded", ref=src.ref))
+    return phase, str(got.folder)
+
+
+def _build_phase(src: ModelSource, progress: Progress) -> PhaseReport | None:
+    """Write a synthetic checkpoint that is missing or damaged (`synthetic.problem` says which), as a
+    timed phase of its own; None when it is complete. A failed rebuild says what was wrong with the
+    old checkpoint too: nothing has been unloaded yet, so the loaded model keeps serving."""
+    why = synthetic.problem(src.name)
+    if why is None:
+        return None
     before = memory.snapshot()
     t0 = time.perf_counter()
     try:
-        cfg = catalog.read_config(src)
-    except catalog.NotCached:
-        cfg = None  # a Hub model not downloaded yet: its size is unknown until then, nothing to check
-    est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable) if cfg is not None else None
-    note = (said("phase.estimate", need=fmt_bytes(est.required_bytes), avail=fmt_bytes(est.available_bytes),
-                 where=est.available_source) if est is not None else said("phase.estimate_unknown"))
-    phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
-    local_only = True
-    if src.kind == "synthetic":
         synthetic.ensure(src.name, progress=progress)
-    elif src.kind == "hub" and catalog.hub_cached(src.ref) is None:
-        ok, why = catalog.hub_reachable()
-        if not ok:
-            raise UserError.of("err.hub_offline", ref=src.ref, why=why, bundled=BUNDLED_NAME)
-        local_only = False
-    # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
-    config = cfg.config if cfg is not None and src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, local_only, phase)
+    except UserError as e:
+        if why.key == "synth.why.first":
+            raise
+        raise UserError.of("err.damaged_rebuild", name=src.name, why=why, error=said(e.key, **e.fields) if e.key
+                           else str(e)) from None
+    return _phase("build", time.perf_counter() - t0, before, memory.snapshot(), said("phase.build", why=why))
+
+
+def _checked_tokenizer(src: ModelSource, folder: str):
+    """The checks that need the files (a Hub model's are in its cached snapshot by now): every
+    safetensors file complete, a tokenizer's vocabulary there and the tokenizer loaded
+    (from_pretrained would fail on either after the unload)."""
+    from transformers import AutoTokenizer
+
+    checkpoint.check_folder(Path(folder))
+    checkpoint.check_tokenizer(Path(folder))
+    try:
+        return AutoTokenizer.from_pretrained(folder, trust_remote_code=False, local_files_only=True)
+    except Exception as e:
+        raise _load_error(src, e) from None
 
 
 def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
@@ -158,13 +238,15 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     src, dev = plan.source, plan.device
+    ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
     common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)
-    progress(0.02, "tokenizer")
+    progress(0.12, phrase("progress.tokenizer"))
     try:
-        tokenizer = AutoTokenizer.from_pretrained(src.ref, **common)
+        tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    phases = [plan.estimate_phase]
+    # in the order they ran: the memory check (on config.json alone), then a Hub download or a synthetic build
+    phases = [p for p in (plan.estimate_phase, plan.download_phase, plan.build_phase) if p is not None]
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
@@ -172,11 +254,11 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     # Find the model class from config.json. Transformers imports each architecture's
     # Python code lazily, on first use: seconds of `import`, once per process, that
     # would otherwise be billed to "loading from disk".
-    progress(0.05, "import: the architecture's code (first load only)")
+    progress(0.15, phrase("progress.import"))
     before = memory.snapshot()
     t0 = time.perf_counter()
     try:
-        config = plan.config if plan.config is not None else AutoConfig.from_pretrained(src.ref, **common)
+        config = plan.config if plan.config is not None else AutoConfig.from_pretrained(ref, **common)
         model_class = AutoModelForCausalLM._model_mapping[type(config)]
     except KeyError:
         raise UserError.of("err.not_causal", name=src.name, model_type=getattr(config, "model_type", "?")) from None
@@ -186,20 +268,23 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
                          said("phase.import", cls=model_class.__name__)))
 
     # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
-    progress(0.1, "load: from_pretrained (disk to RAM)" if dev.id != "auto" else "load: from_pretrained(device_map='auto')")
+    progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
     before = memory.snapshot()
     t0 = time.perf_counter()
+    failure = None
     try:
         # config= spares a second parse of config.json; from_pretrained deep-copies it
-        model = AutoModelForCausalLM.from_pretrained(src.ref, config=config, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(ref, config=config, **kwargs)
     except Exception as e:
-        gc.collect()
-        raise _load_error(src, e) from None
+        failure = _load_error(src, e)
+    if failure is not None:  # raised out here, not chained to the error whose frames hold the half-loaded model
+        memory.release_memory()
+        raise failure
     devices.sync("auto" if dev.id == "auto" else "cpu")
     phases.append(_phase("load", time.perf_counter() - t0, before, memory.snapshot()))
 
     # The migration, model.to(device).
-    progress(0.7, f"migrate: model.to('{dev.id}')")
+    progress(0.7, phrase("progress.migrate", device=dev.id))
     before = memory.snapshot()
     if dev.id == "auto":
         migrate_s = 0.0
@@ -221,7 +306,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     phases.append(_phase("migrate", migrate_s, before, memory.snapshot(), said(f"note.migrate.{code}", **fields)))
 
     # eval() flips `training` on every submodule: dropout off. Moves nothing.
-    progress(0.9, "model.eval()")
+    progress(0.9, phrase("progress.eval"))
     before = memory.snapshot()
     t0 = time.perf_counter()
     model.eval()
@@ -229,8 +314,8 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
 
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
-    report = _report(plan, model, phases, code, fields)
-    progress(1.0, "loaded")
+    report = _report(plan, model, tokenizer, phases, code, fields)
+    progress(1.0, phrase("progress.loaded"))
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=str(model.get_input_embeddings().weight.device))
 
@@ -244,14 +329,15 @@ def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memo
     )
 
 
-def _report(plan: Plan, model, phases: list[PhaseReport], code: str, fields: dict) -> LoadReport:
+def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")
     vram_gpus, vram_reason = memory.gpu_readings()
     by = {p.name: p for p in phases}
     first, last = by["load"], phases[-1]
-    folder = Path(src.ref) if src.kind != "hub" else catalog.hub_cached(src.ref)
+    folder = Path(plan.folder or src.ref)
+    down = by.get("download")
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
         dtype_reason=said("note.dtype.auto" if plan.dtype == "auto" else "note.dtype.cast", dtype=actual),
@@ -272,6 +358,9 @@ def _report(plan: Plan, model, phases: list[PhaseReport], code: str, fields: dic
         context_length=getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None),
         hint=devices.hint(dev, plan.dtype),
         label=said("label.synthetic") if src.kind == "synthetic" else None,
+        download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
+        download_from_cache=(down.bytes == 0) if down else None,
+        chat_template=bool(getattr(tokenizer, "chat_template", None)),
     )
 
 
@@ -284,16 +373,16 @@ def _placement(params: list[torch.nn.Parameter]) -> dict:
 
 def _load_error(src: ModelSource, e: Exception) -> UserError:
     """Translate what from_pretrained raised into a sentence that says what to do."""
-    msg = str(e).split("\n")[0][:300]
+    msg = by_role(str(e).split("\n")[0])[:300]  # a library's words may quote the server's paths
     if src.kind == "hub":
         if "not a valid model identifier" in msg or "RepositoryNotFound" in type(e).__name__ or "404" in msg:
             return UserError.of("err.hub_missing", ref=src.ref)
         if "trust_remote_code" in msg:
             return UserError.of("err.remote_code_hub", ref=src.ref)
-        return UserError(f"Could not load '{src.ref}' from the Hub: {msg}")
+        return UserError.of("err.load_hub", ref=src.ref, error=msg)
     if "trust_remote_code" in msg:
         return UserError.of("err.remote_code", name=src.name)
-    return UserError(f"Could not load '{src.name}': {type(e).__name__}: {msg}")
+    return UserError.of("err.load_failed", name=src.name, error=f"{type(e).__name__}: {msg}")
 
 
 def parse(model: object, device: object, dtype: object) -> tuple[ModelSource, DeviceInfo, Dtype]:

@@ -18,9 +18,16 @@ How a checkpoint is built, so that progress can be reported as it goes:
    straight from the tensors' memory (no second copy): progress by shard. Sharded
    checkpoints get the `model.safetensors.index.json` that `from_pretrained` reads.
 Building uses the float32 weights' bytes in RAM once; the estimate's guard checks
-that before a first use. The folder appears atomically (a temporary folder,
-renamed when complete), under a lock, so two loads never build it twice and a
-half-written checkpoint never counts.
+that before a first use, and the disk's free space is checked before the first
+tensor is allocated. The folder appears atomically (a temporary folder, renamed
+when complete), under a lock, so two loads never build it twice and a
+half-written checkpoint never counts. "Built" means loadable: config.json parses
+and matches the spec, every byte the safetensors headers promise is there, the
+tokenizer files parse (`problem`, from `playground.load.integrity`); a damaged
+checkpoint is rebuilt. The temporary folder carries the builder's pid and start
+time (`playground.core.leftovers`): one left by a killed process is removed before
+the next build. A failed build removes its temporary folder and gives its memory
+back (gc and malloc_trim), and says why in words an operator can act on.
 
 Random weights: the text is noise; the timings and memory are real.
 """
@@ -31,17 +38,20 @@ import functools
 import json
 import os
 import shutil
-import tempfile
 import threading
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
 
-from playground.core import settings
+from playground.core import leftovers, settings
 from playground.core.errors import UserError
+from playground.core.i18n import Said
 from playground.core.paths import BUNDLED_DIR
+from playground.hw import memory
+from playground.load import integrity
 
 # Published shapes (GPT-2 from OpenAI's release, the Llamas shaped like Llama 3.2 1B and Llama 2 7B).
 CONFIGS: dict[str, dict] = {
@@ -70,6 +80,8 @@ PUBLISHED = {
 }
 LABEL = "random weights: the text is noise; the timings and memory are real"
 SHARD_BYTES = 1 << 30  # 1 GiB shards: GPT-2 XL in float32 is 6 shards, one progress step each
+TMP_PREFIX = ".tmp-"  # a build in progress: .tmp-<pid>-<start time>-<random>
+UNOWNED_AFTER = 3600  # a .tmp-<random> folder of an older version, untouched for an hour, is a dead build's
 
 Progress = Callable[[float, str], None]
 _LOCK = threading.Lock()
@@ -86,7 +98,7 @@ def folder(name: str) -> Path:
 
 def _check_name(name: str) -> None:
     if name not in CONFIGS:
-        raise UserError(f"'{str(name)[:60]}' is not a synthetic model. Known: " + ", ".join(CONFIGS) + ".")
+        raise UserError.of("err.synthetic_name", name=str(name)[:60], known=", ".join(CONFIGS))
 
 
 # -- which ones this process offers -----------------------------------------------
@@ -103,7 +115,8 @@ def by_size() -> list[str]:
 def allowed(s: settings.Settings | None = None) -> tuple[str | None, list[str], str]:
     """(the largest allowed, every allowed name by size, why): PLAYGROUND_SYNTHETIC_MAX, or the default
     (all of them on a laptop, up to GPT-2 medium on a shared Space, where 1.5B parameters would need
-    6 GB of float32 weights and minutes of writing)."""
+    6 GB of float32 weights and minutes of writing). A name that is no synthetic model raises
+    `settings.Malformed`."""
     s = s or settings.read()
     ordered = by_size()
     default_max = settings.SPACE_SYNTHETIC_MAX if s.on_space else ordered[-1]
@@ -117,10 +130,9 @@ def allowed(s: settings.Settings | None = None) -> tuple[str | None, list[str], 
         top, why = ordered[-1], "PLAYGROUND_SYNTHETIC_MAX=all"
     elif name in CONFIGS:
         top, why = name, f"PLAYGROUND_SYNTHETIC_MAX={raw}"
-    else:
-        top = default_max
-        why = (f"PLAYGROUND_SYNTHETIC_MAX={raw!r} names no synthetic model "
-               f"(use one of {', '.join(ordered)}, all or none); default {default_max} {s.where}")
+    else:  # the operator's mistake: app.py refuses to start on it (see settings.check_or_exit)
+        raise settings.Malformed("PLAYGROUND_SYNTHETIC_MAX", raw,
+                                 f"names no synthetic model (use one of {', '.join(ordered)}, all or none)", "gpt2-medium")
     return top, ([] if top is None else [n for n in ordered if _size(n) <= _size(top)]), why
 
 
@@ -131,11 +143,9 @@ def check_allowed(name: str) -> None:
     if name in names:
         return
     if not names:
-        raise UserError(f"{name} is not available here: synthetic models are switched off ({why}).")
-    raise UserError(
-        f"{name} is too large for this {'shared Space' if s.on_space else 'playground'} "
-        f"({why}). Pick one of: {', '.join(names)}; run the playground on your own machine for the larger ones."
-    )
+        raise UserError.of("err.synthetic_off", name=name, why=why)
+    raise UserError.of("err.synthetic_big_space" if s.on_space else "err.synthetic_big", name=name, why=why,
+                       names=", ".join(names))
 
 
 def config(name: str):
@@ -159,35 +169,53 @@ def _bundled_vocab() -> tuple[int, int | None, int | None]:
 
 
 def is_built(name: str) -> bool:
-    """A complete checkpoint: config.json and either one safetensors file or every shard its index names."""
-    out = folder(name)
-    if not (out / "config.json").is_file():
-        return False
-    index = out / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
-        except (OSError, ValueError, KeyError):
-            return False
-        return all((out / s).is_file() for s in shards)
-    return (out / "model.safetensors").is_file()
+    """A complete, loadable checkpoint (see `problem`)."""
+    return problem(name) is None
+
+
+def problem(name: str) -> Said | None:
+    """Why `name` must be (re)built before it can be loaded: not built yet, or damaged (a
+    truncated or missing weights file, a config.json that does not parse or describes another
+    model, a missing tokenizer file); None when it is complete."""
+    _check_name(name)
+    return integrity.synthetic_problem(folder(name), name, config(name), BUNDLED_DIR)
 
 
 def ensure(name: str, progress: Progress | None = None) -> Path:
-    """Write the random checkpoint once; report progress per module built and per shard written."""
+    """Write the random checkpoint (again, if damaged); report progress per module built and per
+    shard written. A failure leaves nothing half-written and gives the build's memory back."""
     _check_name(name)
     progress = progress or (lambda frac, desc: None)
     out = folder(name)
     if is_built(name):
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with _LOCK, _file_lock(out.parent / f".{out.name}.lock"):
-        if is_built(name):  # another thread or process finished it while we waited
-            progress(1.0, f"{name} ready")
-            return out
-        _build(name, out, progress)
-    progress(1.0, f"{name} ready")
-    return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with _LOCK, _file_lock(out.parent / f".{out.name}.lock"):
+            # a build killed part-way (SIGKILL, the OOM killer) left its temporary folder: up to GBs
+            leftovers.sweep(out.parent, TMP_PREFIX, unowned_after=UNOWNED_AFTER)
+            if not is_built(name):  # else another thread or process finished it while we waited
+                _build(name, out, progress)
+    except BaseException as e:
+        failure = e if isinstance(e, UserError) else integrity.write_failure(e, name, out.parent, 0) or e
+        _forget_frames(e)
+    else:
+        progress(1.0, f"{name} ready")
+        return out
+    # Outside the except block, so the raised error does not keep the original (and its frames) alive.
+    memory.release_memory()
+    raise failure
+
+
+def _forget_frames(e: BaseException) -> None:
+    """Drop the local variables of every frame an exception (and what it chained) went through: the
+    half-built model, its state dict and its shards live there, and an exception kept by a caller
+    or a log would otherwise hold their memory (measured: +460 MB per failed GPT-2 small build)."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        traceback.clear_frames(e.__traceback__)
+        e = e.__cause__ or e.__context__
 
 
 @contextmanager
@@ -216,6 +244,7 @@ def _build(name: str, out: Path, progress: Progress) -> None:
         model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
     model.tie_weights()  # the LM head and the embedding become one (meta) Parameter
     total = sum(p.numel() * p.element_size() for p in model.parameters()) or 1
+    integrity.check_space(out.parent, total, name)  # before a byte is allocated: a full disk is known now
     done = 0
     made: dict[int, torch.nn.Parameter] = {}  # id(meta param) -> its real one, so ties survive
     # fork_rng: the seed makes the checkpoint reproducible without touching the caller's RNG.
@@ -242,17 +271,23 @@ def _build(name: str, out: Path, progress: Progress) -> None:
     model.tie_weights()
     model.config.architectures = [type(model).__name__]
 
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=out.parent))
+    tmp = leftovers.make(TMP_PREFIX, out.parent)
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the checkpoint is not secret
     try:
         _write(model, tmp, progress, name)
-        for f in ("tokenizer.json", "tokenizer_config.json"):
+        for f in integrity.TOKENIZER_FILES:
             shutil.copy(BUNDLED_DIR / f, tmp / f)
         (tmp / "README.md").write_text(f"# {name}\n\n{LABEL}.\n", encoding="utf-8")
         del model
-        if out.exists():  # a stale, incomplete folder (is_built said no)
+        if out.exists():  # a stale, incomplete or damaged folder (problem() said so)
             shutil.rmtree(out)
         os.replace(tmp, out)
+    except Exception as e:
+        shutil.rmtree(tmp, ignore_errors=True)  # first, so that the free space below is measured without it
+        explained = integrity.write_failure(e, name, out.parent, total)
+        if explained is None:
+            raise
+        raise explained from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,30 +1,39 @@
-"""Compare: one model through every (device, dtype) pair, measured the same way.
+"""Compare: one model through every (device, dtype) pair, measured the same way, repeated.
 
-Each pair is one run through the same path the page uses: `loader.prepare` and `loader.load` (timed
-load and migration), then `generation.stream` on one fixed prompt for a fixed
-number of greedy tokens. A memory sampler runs throughout, with the load,
-migrate, prefill and decode phases marked. Per row:
+Each pair goes through the path the page uses: `loader.prepare` and `loader.load`
+(timed load and migration, once per pair), then `generation.stream` on one fixed
+prompt for a fixed number of greedy tokens: one untimed warm-up generation (the
+first forward passes of a fresh model pay one-off costs: page faults on weights
+still mapped from the file, the allocator growing, oneDNN picking kernels), then
+`RUNS` timed ones. A row gives the median of the runs and their spread (min-max),
+with `warmup` and `runs` saying how many there were. A memory sampler runs
+throughout, with the load, migrate, warm-up, prefill and decode phases marked. Per row:
 
-- load_s, migrate_s: from the load report (disk -> RAM, then `.to(device)`).
-- ttft_s with prompt_tokens: the prefill.
-- decode tokens/s with decode_tokens (= new tokens - 1, the steps it divides).
-- peak RSS (and peak VRAM on a GPU) over the run, and the growth over its start.
-- the memory-bandwidth bound: each decode step reads every weight once, so no
-  run can beat memory bandwidth / weight bytes tokens per second. The bandwidth
-  is measured here (`bandwidth.memory_bandwidth`: a large memcpy in the memory
-  the weights live in); `percent_of_bound` says how close decode came. Small
-  models on a CPU stay far below it (Python and kernel-launch overhead dominate
-  each step); large ones approach it.
+- load_s, migrate_s: from the load report (disk -> RAM, then `.to(device)`); one load.
+- ttft_s with prompt_tokens: the prefill; median of the runs (ttft_min_s, ttft_max_s).
+- decode tokens/s with decode_tokens (= new tokens - 1, the steps it divides); median
+  of the runs (decode_min/max_tokens_per_s).
+- peak RSS (and peak VRAM on a GPU) over the pair, and the growth over its start.
+- which bound applies. Each decode step reads every weight once, so no run can beat
+  memory bandwidth / weight bytes tokens per second; the bandwidth is measured here
+  (`bandwidth.memory_bandwidth`: a large memcpy in the memory the weights live in).
+  `percent_of_bound` is also the share of a step spent reading the weights
+  (weights_read_ms of step_ms). At 50% or more the row is memory-bound; below, the
+  rest of each step is per-token overhead (Python, the framework's dispatch, kernel
+  launches), and more bandwidth would not make it faster: a small model on a CPU
+  is there (a few % of the bound), a large one approaches the bound.
 
 A note on float32 on the CPU: Transformers 5 memory-maps a safetensors checkpoint
 that already has the requested dtype, so "load" copies nothing and the weights
 are read from the page cache during the first forward pass: that cost lands in
-TTFT, not in load_s. `file_backed_bytes` says when that happened.
+the warm-up, not in load_s or the timed runs. `file_backed_bytes` says when that happened.
 
-The matrix is capped (PLAYGROUND_MAX_COMPARE_PAIRS, default 8), checked before
-anything runs; a stop event is read between runs (and ends a running generation
-early, its row marked stopped). One model is loaded at a time, and freed before
-the next.
+With the shared slot, the visitor's model is unloaded while the matrix runs and
+loaded back afterwards (same model, device and dtype), timed as its own step
+(`Matrix.returned`); the banner says so meanwhile. The matrix is capped
+(PLAYGROUND_MAX_COMPARE_PAIRS, default 8), checked before anything runs; a stop
+event is read between runs (and ends a running generation early, its row marked
+stopped). One model is loaded at a time, and freed before the next.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-
+import statistics
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -43,7 +52,7 @@ import torch
 
 from playground.core import settings, threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import Said, plain
+from playground.core.i18n import Said, phrase, plain, t
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, devices, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
@@ -53,14 +62,18 @@ from playground.run import generation
 
 DEFAULT_PROMPT = "ROMEO: But soft, what light through yonder window breaks?"
 DEFAULT_DTYPES = ("float32", "bfloat16", "float16")
+WARMUP = 1  # untimed generations per pair, before the timed ones
+RUNS = 3  # timed generations per pair: the row gives their median and min-max
+MEMORY_BOUND = 50.0  # % of a decode step spent reading the weights, from which a row is memory-bound
 
 Progress = Callable[[float, str], None]
 
 CSV_COLUMNS = (
-    "pair", "model", "device", "dtype", "status", "load_s", "migrate_s", "ttft_s", "prompt_tokens", "new_tokens",
-    "decode_tokens", "decode_s", "decode_tokens_per_s", "weights_bytes", "rss_start", "peak_rss", "peak_rss_growth",
-    "peak_vram", "bandwidth_gbps", "bound_tokens_per_s", "percent_of_bound", "file_backed_bytes", "finish_reason",
-    "error",
+    "pair", "model", "device", "dtype", "status", "warmup", "runs", "load_s", "migrate_s", "ttft_s", "ttft_min_s",
+    "ttft_max_s", "prompt_tokens", "new_tokens", "decode_tokens", "decode_s", "decode_tokens_per_s",
+    "decode_min_tokens_per_s", "decode_max_tokens_per_s", "weights_bytes", "rss_start", "peak_rss", "peak_rss_growth",
+    "peak_vram", "bandwidth_gbps", "bound_tokens_per_s", "percent_of_bound", "bound", "step_ms", "weights_read_ms",
+    "file_backed_bytes", "finish_reason", "error",
 )
 
 
@@ -71,14 +84,22 @@ class CompareRow:
     device: str
     dtype: str  # the dtype asked for
     status: str = "pending"  # ok, error, refused, stopped, skipped
+    warmup: int = 0  # untimed generations before the timed ones
+    runs: int = 0  # timed generations: the figures below are their medians
     load_s: float | None = None
     migrate_s: float | None = None
     ttft_s: float | None = None
+    ttft_min_s: float | None = None
+    ttft_max_s: float | None = None
     prompt_tokens: int | None = None
     new_tokens: int | None = None
     decode_tokens: int | None = None  # new_tokens - 1: the steps decode_s covers
     decode_s: float | None = None
     decode_tokens_per_s: float | None = None
+    decode_min_tokens_per_s: float | None = None
+    decode_max_tokens_per_s: float | None = None
+    run_ttft_s: list[float] = field(default_factory=list)  # each timed run, in order
+    run_decode_tokens_per_s: list[float] = field(default_factory=list)
     weights_bytes: int | None = None
     rss_start: int | None = None
     peak_rss: int | None = None
@@ -86,10 +107,14 @@ class CompareRow:
     peak_vram: int | None = None
     bandwidth_gbps: float | None = None  # the memory bandwidth the bound uses
     bound_tokens_per_s: float | None = None  # bandwidth / weight bytes
-    percent_of_bound: float | None = None
+    percent_of_bound: float | None = None  # also the share of a decode step spent reading the weights
+    bound: str = ""  # "memory" (>= MEMORY_BOUND % of a step reads weights) or "overhead" (per-token overhead)
+    step_ms: float | None = None  # one decode step, 1000 / decode_tokens_per_s
+    weights_read_ms: float | None = None  # reading every weight once at the measured bandwidth
     file_backed_bytes: int | None = None
     finish_reason: str | None = None
-    error: str = ""
+    error: str = ""  # English: the API, the CSV, and a library's own message
+    error_zh: str = ""  # our own errors (a UserError, the memory check's refusal) in Chinese, for the page
     text: str = ""
     label: Said | None = None  # the synthetic models' "random weights" warning
     phases: list[dict] = field(default_factory=list)  # per-phase peaks from the sampler
@@ -106,16 +131,15 @@ def parse_pairs(pairs: object) -> list[tuple[DeviceInfo, Dtype]]:
     if isinstance(pairs, str):
         pairs = [p for p in pairs.replace(",", " ").split() if p]
     if not isinstance(pairs, (list, tuple)) or not pairs:
-        raise UserError("No pairs to compare. Give a list like ['cpu/float32', 'cpu/bfloat16'].")
+        raise UserError.of("err.pairs_none")
     cap = settings.read().max_compare_pairs
     if len(pairs) > cap:
-        raise UserError(f"{len(pairs)} pairs asked for; the limit is {cap} (PLAYGROUND_MAX_COMPARE_PAIRS). "
-                        "Untick some.")
+        raise UserError.of("err.pairs_many", n=len(pairs), cap=cap)
     known = devices.discover()
     out: list[tuple[DeviceInfo, Dtype]] = []
     for p in pairs:
         if not isinstance(p, str) or p.count("/") != 1:
-            raise UserError(f"{shown(p, 40)} is not a pair. Write device/dtype, e.g. cpu/bfloat16 or cuda:0/float16.")
+            raise UserError.of("err.pair", got=shown(p, 40))
         dev, dt = (x.strip() for x in p.split("/"))
         pair = (devices.parse_device(dev, known), devices.parse_dtype(dt))
         if pair not in out:
@@ -128,53 +152,64 @@ def available_pairs() -> list[str]:
     return [f"{d.id}/{dt}" for d in devices.discover() if d.available and d.kind != "auto" for dt in DEFAULT_DTYPES]
 
 
+class Matrix(list):
+    """The rows, in the order asked for; `returned`: how the visitor's model was loaded back (with a slot)."""
+
+    returned = None  # playground.run.slot.Return, or None without a slot
+
+
 def run(src: ModelSource, pairs: list[tuple[DeviceInfo, Dtype]], max_new_tokens: int, prompt: str = DEFAULT_PROMPT,
-        progress: Progress | None = None, stop: threading.Event | None = None, slot=None) -> list[CompareRow]:
-    """Run the matrix; one row per pair, in order. With `slot` (the shared slot) the shared model is
-    unloaded first and the slot held throughout, so one model is loaded at a time."""
+        progress: Progress | None = None, stop: threading.Event | None = None, slot=None,
+        runs: int = RUNS, warmup: int = WARMUP) -> Matrix:
+    """Run the matrix; one row per pair, in order. With `slot` (the shared slot) its model is unloaded
+    first, the slot held throughout (one model loaded at a time), and the model loaded back afterwards."""
     progress = progress or (lambda frac, desc: None)
     stop = stop or threading.Event()
     if slot is None:
-        return _run(src, pairs, max_new_tokens, prompt, progress, stop)
-    with slot.emptied():
-        return _run(src, pairs, max_new_tokens, prompt, progress, stop)
+        return Matrix(_run(src, pairs, max_new_tokens, prompt, progress, stop, runs, warmup))
+    with slot.lent(lambda f, d: progress(1.0, phrase("progress.cmp_return", step=d))) as back:
+        rows = Matrix(_run(src, pairs, max_new_tokens, prompt, progress, stop, runs, warmup))
+    rows.returned = back
+    return rows
 
 
-def _run(src, pairs, n_new, prompt, progress, stop) -> list[CompareRow]:
+def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup) -> list[CompareRow]:
     rows = [CompareRow(pair=f"{d.id}/{devices.dtype_name(t)}", model=src.name, device=d.id,
                        dtype=devices.dtype_name(t)) for d, t in pairs]
     n = len(rows)
     for i, (row, (dev, dtype)) in enumerate(zip(rows, pairs)):
         if stop.is_set():
             for r in rows[i:]:
-                r.status, r.error = "skipped", "stopped before this run"
+                r.status, r.error, r.error_zh = "skipped", t("cmp.skipped", "en"), t("cmp.skipped", "zh")
             break
 
         def sub(frac: float, desc: str, i: int = i, row: CompareRow = row) -> None:
-            progress((i + min(max(frac, 0.0), 1.0)) / n, f"{i + 1}/{n} {row.pair}: {desc}")
+            progress((i + min(max(frac, 0.0), 1.0)) / n, phrase("progress.cmp_pair", i=i + 1, n=n, pair=row.pair, step=desc))
 
         try:
-            _one(src, dev, dtype, row, n_new, prompt, sub, stop)
+            _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup)
         except UserError as e:
             row.status = "refused" if isinstance(e, estimate.DoesNotFit) else "error"
-            row.error = str(e)
+            row.error, row.error_zh = str(e), e.text("zh")
         except Exception as e:  # a pair this machine cannot run: the row says why, the matrix goes on
             row.status, row.error = "error", f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
         finally:
             memory.release_memory()
-    progress(1.0, f"{n} run{'s' if n != 1 else ''} done")
+    progress(1.0, phrase("progress.cmp_done", n=n))
     return rows
 
 
 def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new: int, prompt: str,
-         progress: Progress, stop: threading.Event) -> None:
+         progress: Progress, stop: threading.Event, runs: int, warmup: int) -> None:
     # torch work in threads that end with it; this one only waits (see playground.core.threads)
     plan = threads.run(loader.prepare, src, dev, dtype, name="check")  # refuse before allocating
     bw = threads.run(bandwidth.memory_bandwidth, dev.id, name="bandwidth")
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+    steps = warmup + runs
+    timed: list[generation.GenerationStats] = []
     with sampler.Sampler(hz=15) as s:
-        mark = sampler.marking_progress(s, lambda f, d: progress(0.6 * f, d))
+        mark = sampler.marking_progress(s, lambda f, d: progress(0.4 * f, d))
         lm = threads.run(loader.load, plan, mark, name="load")
         try:
             rep = lm.report
@@ -182,23 +217,32 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
             row.weights_bytes, row.label = rep.weights_bytes, rep.label
             row.file_backed_bytes = rep.file_backed_bytes
             params = GenerationParams(max_new_tokens=n_new, temperature=0.0, seed=0)
-            run_stop = threading.Event()  # stream() sets its own event when it ends; never ours
-            s.mark("prefill")
-            progress(0.6, "prefill")
-            text, stats = "", None
-            for text, stats in generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=run_stop):
-                if stats.new_tokens >= 1 and s.spans[-1].name != "decode":
-                    s.mark("decode")
-                progress(0.6 + 0.4 * stats.new_tokens / n_new, f"decode {stats.new_tokens}/{n_new} tokens")
+            for k in range(steps):
                 if stop.is_set():
-                    run_stop.set()
+                    break
+                is_warmup = k < warmup
+                s.mark("warm-up" if is_warmup else "prefill")
+                run_stop = threading.Event()  # stream() sets its own event when it ends; never ours
+                text, stats = "", None
+                for text, stats in generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=run_stop):
+                    if not is_warmup and stats.new_tokens >= 1 and s.spans[-1].name != "decode":
+                        s.mark("decode")
+                    what = (phrase("progress.cmp_warmup", done=stats.new_tokens, n=n_new) if is_warmup else
+                            phrase("progress.cmp_run", k=k - warmup + 1, runs=runs, done=stats.new_tokens, n=n_new))
+                    progress(0.4 + 0.6 * (k + stats.new_tokens / n_new) / steps, what)
+                    if stop.is_set():
+                        run_stop.set()
+                if is_warmup:
+                    row.warmup += 1
+                elif stats is not None and stats.new_tokens:
+                    timed.append(stats)  # a run stopped part way counts too: the row says "stopped"
+                    row.text = text
+                if stats is not None and stats.finish_reason == "stopped":
+                    row.status = "stopped"
+                    break
         finally:
             del lm
-    row.text = text
-    row.ttft_s, row.prompt_tokens, row.new_tokens = stats.ttft_seconds, stats.prompt_tokens, stats.new_tokens
-    row.decode_tokens = max(stats.new_tokens - 1, 0)
-    row.decode_s, row.decode_tokens_per_s = stats.decode_seconds, stats.tokens_per_second
-    row.finish_reason = stats.finish_reason
+    row.runs = len(timed)
     row.phases = [p.to_dict() for p in s.peaks()]
     row.rss_start = s.samples[0].rss
     row.peak_rss = max(x.rss for x in s.samples)
@@ -208,9 +252,32 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
     row.bandwidth_gbps = bw.gbps
     if row.weights_bytes:
         row.bound_tokens_per_s = bw.gbps * 1e9 / row.weights_bytes
-        if row.decode_tokens_per_s:
+        row.weights_read_ms = 1000.0 * row.weights_bytes / (bw.gbps * 1e9)
+    if timed:
+        _medians(row, timed)
+    if row.status != "stopped":
+        row.status = "ok" if timed else "stopped"
+
+
+def _medians(row: CompareRow, timed: list) -> None:
+    """The row's figures: the median of the timed runs, with their spread (min-max)."""
+    mid = statistics.median_low  # a run that happened: its token counts and decode time go together
+    ttfts = [st.ttft_seconds for st in timed if st.ttft_seconds is not None]
+    rates = [st.tokens_per_second for st in timed if st.tokens_per_second]
+    row.run_ttft_s, row.run_decode_tokens_per_s = ttfts, rates
+    last = timed[-1]
+    row.prompt_tokens, row.new_tokens, row.finish_reason = last.prompt_tokens, last.new_tokens, last.finish_reason
+    row.decode_tokens = max(last.new_tokens - 1, 0)
+    if ttfts:
+        row.ttft_s, row.ttft_min_s, row.ttft_max_s = statistics.median(ttfts), min(ttfts), max(ttfts)
+    if rates:
+        middle = next(st for st in timed if st.tokens_per_second == mid(rates))
+        row.decode_tokens_per_s, row.decode_s = middle.tokens_per_second, middle.decode_seconds
+        row.decode_min_tokens_per_s, row.decode_max_tokens_per_s = min(rates), max(rates)
+        row.step_ms = 1000.0 / row.decode_tokens_per_s
+        if row.bound_tokens_per_s:
             row.percent_of_bound = 100.0 * row.decode_tokens_per_s / row.bound_tokens_per_s
-    row.status = "stopped" if stats.finish_reason == "stopped" else "ok"
+            row.bound = "memory" if row.percent_of_bound >= MEMORY_BOUND else "overhead"
 
 
 # -- export ---------------------------------------------------------------------

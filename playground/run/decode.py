@@ -108,7 +108,7 @@ def stream(
 
 def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, stop: threading.Event,
           use_cache: bool, min_interval: float) -> Iterator[tuple[str, DecodeStats]]:
-    inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens)
+    inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template)
     ids = inputs["input_ids"]
     mask = inputs.get("attention_mask")
     greedy = params.temperature == 0
@@ -117,7 +117,8 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     # generate() computes logits for the last position only, when the model accepts logits_to_keep
     keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
     stats = DecodeStats(engine=ENGINES[1] if use_cache else ENGINES[2], greedy=greedy, use_cache=use_cache,
-                        prompt_tokens=int(ids.shape[-1]))
+                        prompt_tokens=int(ids.shape[-1]),
+                        chat_template_applied=generation.applies_template(tokenizer, params.chat_template))
     torch.manual_seed(params.seed)
 
     def choose(logits: torch.Tensor, seq: torch.Tensor) -> torch.Tensor:

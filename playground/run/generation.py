@@ -49,6 +49,7 @@ class GenerationStats:
     total_seconds: float = 0.0
     finish_reason: str = "running"  # "running", "length", "eos", "stopped"
     greedy: bool = True
+    chat_template_applied: bool = False  # the prompt went in as the user's message of the tokenizer's template
     # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
     # between them are the per-token decode times (playground.run.decode.step_seconds)
     token_times: list[float] = field(default_factory=list)
@@ -100,15 +101,37 @@ def context_length(model) -> int | None:
     return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
 
 
-def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int) -> dict:
+def applies_template(tokenizer, chat_template: bool) -> bool:
+    """Does this prompt go through the tokenizer's chat template? When it has one, unless the raw prompt
+    was asked for. An instruct model given a bare prompt answers as if it were continuing a document."""
+    return bool(chat_template and getattr(tokenizer, "chat_template", None))
+
+
+def prompt_ids(tokenizer, prompt: str, chat_template: bool = True) -> dict:
+    """The prompt as token ids on the CPU: through the chat template (the prompt as the user's message,
+    then the assistant's turn opened by `add_generation_prompt=True`), or as it is."""
+    if applies_template(tokenizer, chat_template):
+        return dict(tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                                  return_tensors="pt", return_dict=True))
+    return dict(tokenizer(prompt, return_tensors="pt"))
+
+
+def room(tokenizer, model, prompt: str, chat_template: bool = True) -> tuple[int, int | None]:
+    """(prompt tokens, context length or None): what the prompt leaves of the context for new tokens."""
+    return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model)
+
+
+def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat_template: bool = True) -> dict:
     """Tokenise on the CPU, check the context fits, move the inputs to the model's device."""
-    enc = tokenizer(prompt, return_tensors="pt")
+    enc = prompt_ids(tokenizer, prompt, chat_template)
     n = int(enc["input_ids"].shape[-1])
     ctx = context_length(model)
     if n == 0:
         raise UserError.of("err.no_tokens")
+    if ctx is not None and n >= ctx:
+        raise UserError.of("err.prompt_fills_context", n=n, ctx=ctx)
     if ctx is not None and n + max_new_tokens > ctx:
-        raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, room=max(ctx - n, 0))
+        raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, room=ctx - n)
     # The inputs must live where the embedding lives: an index_select between a
     # cpu tensor and a cuda weight is exactly the error the break-it lab shows.
     return {k: v.to(device) for k, v in enc.items()}
@@ -129,7 +152,7 @@ def stream(
     show more, and decoding text for every token would steal CPU from the model.
     """
     stop = stop or threading.Event()
-    inputs = encode(tokenizer, prompt, device, model, params.max_new_tokens)
+    inputs = encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template)
     greedy = params.temperature == 0
     streamer = TokenStreamer()
     kwargs = dict(
@@ -152,7 +175,7 @@ def stream(
             error.append(e)
             streamer.end()
 
-    stats = GenerationStats(greedy=greedy)
+    stats = GenerationStats(greedy=greedy, chat_template_applied=applies_template(tokenizer, params.chat_template))
     ids: list[int] = []
     t_start = time.perf_counter()
     thread = threading.Thread(target=work, name="generate", daemon=True)

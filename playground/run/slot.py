@@ -18,17 +18,26 @@ generation. A Lock has no owner; nothing in the slot re-enters it.
 Every update a generation yields names the model, device and dtype that produced it:
 a visitor's load may be replaced by another visitor's before their generate runs.
 
+A load checks everything it can before it unloads the model held now (`loader.prepare`).
+What can only fail after the unload (`from_pretrained` itself) loads that model back, and
+the error says so: a visitor's failed load never leaves the others with no model. At
+shutdown, `close()` stops every run through its stop event and refuses new ones.
+
 This is the only global mutable state in the playground.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Iterator
 
 from playground.core import threads
 from playground.core.errors import UserError, shown
+from playground.core.i18n import said
+from playground.core.paths import by_role
 from playground.core.inputs import GenerationParams
 from playground.hw import memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -44,7 +53,7 @@ def check_engine(engine: object) -> str:
     """'generate' (model.generate), 'manual' (the tutorials' prefill + decode loop with the KV
     cache) or 'manual-nocache' (the same loop, no cache)."""
     if engine not in ENGINES:
-        raise UserError(f"Unknown engine {shown(engine, 40)}; use one of {', '.join(ENGINES)}.")
+        raise UserError.of("err.engine", engine=shown(engine, 40), engines=", ".join(ENGINES))
     return engine
 
 
@@ -59,6 +68,8 @@ class ModelSlot:
         self._gen_timeline: Sampler | None = None
         # One stop event per visitor session, so Stop ends only the caller's own run.
         self._stops: dict[str, threading.Event] = {}
+        self._closing = threading.Event()  # set once, at shutdown: nothing new starts
+        self._away: dict | None = None  # while Compare borrows the slot: the model it will load back
 
     # -- reading, without waiting --------------------------------------------
     def status(self) -> dict:
@@ -66,7 +77,7 @@ class ModelSlot:
         # must not wait for (or block a worker thread behind) another visitor's generation.
         lm = self._loaded
         if lm is None:
-            return {"loaded": False}
+            return {"loaded": False, "away": self._away} if self._away else {"loaded": False}
         r = lm.report
         return {"loaded": True, "model": r.model, "device": r.device, "dtype": r.dtype, "label": r.label}
 
@@ -78,6 +89,14 @@ class ModelSlot:
     def spec(self) -> tuple[ModelSource, DeviceInfo, Dtype] | None:
         """What is loaded now, as the typed values that would load it again (None when nothing is)."""
         return self._spec if self._loaded is not None else None
+
+    def room(self, prompt: str, chat_template: bool = True) -> tuple[int | None, int | None]:
+        """(prompt tokens, context length) for the loaded model: what `prompt` leaves for new tokens.
+        No lock (a snapshot, like `status`): the page asks as the visitor types, even mid-generation."""
+        lm = self._loaded
+        if lm is None:
+            return None, None
+        return generation.room(lm.tokenizer, lm.model, prompt, chat_template)
 
     def busy(self) -> bool:
         """Is a load, a generation, a lab run or a comparison holding the slot right now?"""
@@ -102,10 +121,60 @@ class ModelSlot:
             self._unload()
             yield
 
+    @contextmanager
+    def lent(self, progress: loader.Progress | None = None) -> Iterator["Return"]:
+        """Hold the slot empty while Compare loads its own models, then load back what was loaded (same
+        model, device and dtype), timed as a step of its own: `Return.report`, `Return.seconds`. Meanwhile
+        the banner says which model is away and that it comes back (`status()["away"]`)."""
+        self._refuse_if_closing()
+        with self._lock:
+            back = Return(self.spec())
+            if back.spec is not None:
+                r = self._loaded.report
+                self._away = {"model": r.model, "device": r.device, "dtype": r.dtype}
+            self._unload()
+            try:
+                yield back
+            finally:
+                try:
+                    if back.spec is not None:
+                        t0 = time.perf_counter()
+                        back.report = self._load(*back.spec, progress=progress)
+                        back.seconds = time.perf_counter() - t0
+                except UserError as e:  # e.g. memory taken meanwhile by another process, or a shutdown
+                    back.error = e
+                finally:
+                    self._away = None
+
     def unload(self) -> None:
         """Drop the model and give its memory back (waits for a running generation)."""
         with self._lock:
             self._unload()
+
+    # -- shutting down --------------------------------------------------------
+    def close(self) -> int:
+        """Stop every running generation and comparison (through their stop events) and refuse new
+        loads and runs; a build in progress ends at its next progress step. Does not wait, so a
+        signal handler may call it. Returns how many runs were told to stop."""
+        self._closing.set()
+        for ev in list(self._stops.values()):
+            ev.set()
+        return len(self._stops)
+
+    def drain(self, timeout: float) -> bool:
+        """After `close()`: wait up to `timeout` seconds for the run holding the slot to end, then free
+        the model. False when something still held the slot (the model is then left to the exit)."""
+        if not self._lock.acquire(timeout=max(timeout, 0.0)):
+            return False
+        try:
+            self._unload()
+        finally:
+            self._lock.release()
+        return True
+
+    def _refuse_if_closing(self) -> None:
+        if self._closing.is_set():
+            raise UserError.of("err.closing")
 
     def _unload(self) -> None:
         # the caller holds the lock
@@ -128,33 +197,55 @@ class ModelSlot:
         # state (torch's default dtype while from_config builds in 16 bits; Accelerate's
         # init_empty_weights patches nn.Module.register_parameter), so a generation running
         # meanwhile would make its tensors in the wrong dtype, and a load its parameters on meta.
+        self._refuse_if_closing()
         with self._lock:
-            sampler = Sampler(hz=15)
-            with sampler:
-                mark = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
+            return self._load(src, dev, dtype, progress)
 
-                def work() -> loader.LoadedModel:
-                    # The model held now is freed before the new one loads: the guard counts its RAM as
-                    # available. (No local name may keep a reference to it past the unload, or it is not freed.)
-                    plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded))
-                    # Free the old model first: two models side by side could exceed the RAM
-                    # of a small machine, and would distort the new load's memory figures.
-                    self._unload()
-                    return loader.load(plan, mark)
+    def _load(self, src: ModelSource, dev: DeviceInfo, dtype: Dtype,
+              progress: loader.Progress | None = None) -> loader.LoadReport:
+        # the caller holds the lock
+        self._refuse_if_closing()
+        sampler = Sampler(hz=15)
+        with sampler:
+            marked = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
 
-                # in a thread that ends with the load: see playground.core.threads
-                self._loaded = threads.run(work, name="load")
-                self._source, self._spec = src, (src, dev, dtype)
-                self._load_timeline, self._gen_timeline = sampler, None
-                return self._loaded.report
+            def mark(frac: float, desc: str) -> None:
+                self._refuse_if_closing()  # a shutdown ends a build or a load at its next step
+                marked(frac, desc)
+
+            def work() -> tuple[loader.LoadedModel, tuple | None, UserError | None]:
+                # The model held now is freed before the new one loads: the guard counts its RAM as
+                # available. (No local name may keep a reference to it past the unload, or it is not freed.)
+                plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded))
+                previous = self._spec if self._loaded is not None else None
+                # Free the old model first: two models side by side could exceed the RAM
+                # of a small machine, and would distort the new load's memory figures.
+                self._unload()
+                try:
+                    return loader.load(plan, mark), (src, dev, dtype), None
+                except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
+                    if previous is None or self._closing.is_set():
+                        raise
+                    return _load_back(previous, e)
+
+            # in a thread that ends with the load: see playground.core.threads
+            self._loaded, spec, failed = threads.run(work, name="load")
+            self._source, self._spec = spec[0], spec
+            self._load_timeline, self._gen_timeline = sampler, None
+            if failed is not None:
+                raise failed
+            return self._loaded.report
 
     # -- generating ---------------------------------------------------------
     def generate(self, prompt: str, params: GenerationParams, session: str = "",
                  engine: str = "generate") -> Iterator[tuple[str, generation.GenerationStats]]:
         """Stream (text, stats) from the loaded model, with `engine` (see `check_engine`)."""
+        self._refuse_if_closing()
         if self._loaded is None:
             raise UserError.of("err.not_loaded")
         with self.session(session) as stop, self._lock:
+            if self._closing.is_set():
+                stop.set()  # a shutdown began while this run waited for the slot: it ends at once
             lm = self._loaded
             if lm is None:
                 raise UserError.of("err.unloaded")
@@ -210,6 +301,35 @@ class ModelSlot:
             peaks += [p.to_dict() for p in s.peaks()]
             offset = max(x["t"] for x in rows) + 0.5
         return rows, peaks
+
+
+@dataclass
+class Return:
+    """What `ModelSlot.lent` loads back afterwards, and how that went."""
+
+    spec: tuple[ModelSource, DeviceInfo, Dtype] | None  # None: nothing was loaded, nothing comes back
+    report: loader.LoadReport | None = None
+    seconds: float | None = None  # the whole load back, checks included
+    error: UserError | None = None
+
+
+def _load_back(previous: tuple, failed: Exception) -> tuple:
+    """A load failed after the model before it was freed: load that one back, and say both. (The
+    loaded model, what it was loaded from, and the error to raise once it is in the slot.)"""
+    prev_src, prev_dev, prev_dtype = previous
+    if isinstance(failed, UserError):
+        why = said(failed.key, **failed.fields) if failed.key else str(failed)
+    else:  # not a refusal the loader worded: the exception as it is, its paths named by role
+        why = f"{type(failed).__name__}: {by_role(str(failed).splitlines()[0] if str(failed) else '')[:300]}"
+        why += "" if why.endswith((".", "!", "?")) else "."
+    try:
+        back = loader.load(loader.prepare(prev_src, prev_dev, prev_dtype))
+    except UserError as again:
+        raise UserError.of("err.restore_failed", error=why, previous=prev_src.name,
+                           again=said(again.key, **again.fields) if again.key else str(again)) from None
+    r = back.report
+    return back, previous, UserError.of("err.restored", error=why, previous=r.model,
+                                        device=r.device, dtype=r.dtype)
 
 
 def _reclaimable(lm: loader.LoadedModel | None) -> int:

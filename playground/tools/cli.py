@@ -1,5 +1,6 @@
 """The command line: every measurement the page shows, without a browser.
 
+    python -m playground report            # the bundled model, the best device, its recommended dtype
     python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
 
 `report` runs the pipeline the page and the API run, through the same shared
@@ -34,8 +35,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from playground.core import settings
 from playground.core.errors import UserError
-from playground.core.inputs import DEFAULT_PROMPT
+from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
+from playground.core.paths import BUNDLED_NAME
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -56,15 +59,20 @@ class Command:
 # ---------------------------------------------------------------- report
 
 def _report_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True,
-                   help="bundled name (shakespeare-gpt2), synthetic/..., a Hub id, or a local folder")
-    p.add_argument("--device", required=True, help="cpu, cuda, cuda:N, mps or auto")
-    p.add_argument("--dtype", required=True, help="float32, float16, bfloat16 or auto")
+    p.add_argument("--model", default=BUNDLED_NAME,
+                   help=f"bundled name ({BUNDLED_NAME}, the default), synthetic/..., a Hub id, or a local folder")
+    p.add_argument("--device", default=None,
+                   help="cpu, cuda, cuda:N, mps or auto (default: the best available: a GPU, then MPS, then the CPU)")
+    p.add_argument("--dtype", default=None,
+                   help="float32, float16, bfloat16 or auto (default: the one the device computes natively in "
+                        "16 bits, else float32)")
     p.add_argument("--prompt", default=DEFAULT_PROMPT, help=f"text to continue (default {DEFAULT_PROMPT!r})")
     p.add_argument("--max-new-tokens", default="64", help="token budget, 1 to PLAYGROUND_MAX_NEW_TOKENS (default 64)")
-    p.add_argument("--temperature", default="0", help="0 is greedy (default); above 0 samples")
-    p.add_argument("--top-p", default="1", help="nucleus sampling mass, used when temperature > 0 (default 1)")
-    p.add_argument("--seed", default="0", help="sampling seed (default 0)")
+    p.add_argument("--temperature", default=str(SAMPLED["temperature"]),
+                   help=f"above 0 samples (default {SAMPLED['temperature']}, as the page); 0 is greedy")
+    p.add_argument("--top-p", default=str(SAMPLED["top_p"]),
+                   help=f"nucleus sampling mass, used when temperature > 0 (default {SAMPLED['top_p']})")
+    p.add_argument("--seed", default=str(SAMPLED["seed"]), help=f"sampling seed (default {SAMPLED['seed']})")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else")
 
 
@@ -167,16 +175,20 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "_run", None):
             raise UserError("no command given. Commands: " + ", ".join(COMMANDS) + " (see: python -m playground --help)")
+        settings.read()  # every PLAYGROUND_* variable, before any work: a malformed one is the line below
         quiet_libraries()
         return args._run(args)
     except UserError as e:
         print(f"error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
+    except settings.Malformed as e:  # the operator's setting, named with its value and a valid example
+        print(settings.refusal(e, "python -m playground"), file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:  # one line, like the page; the traceback on request
-        if os.environ.get("PLAYGROUND_DEBUG"):
+        if settings.read().debug:
             traceback.print_exc()
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
         print(f"error: {type(e).__name__}: {one_line(msg)[:500]} (set PLAYGROUND_DEBUG=1 for the traceback)",

@@ -16,7 +16,7 @@ from playground.core.inputs import DEFAULT_PROMPT
 from playground.core.units import fmt_bytes
 from playground.hw import devices
 from playground.hw.devices import DeviceInfo
-from playground.load import loader
+from playground.load import catalog
 from playground.run.slot import SLOT
 
 
@@ -41,17 +41,28 @@ def device_name(info: DeviceInfo) -> str:
     return info.name
 
 
-def run_report(model: str, device: str, dtype: str, prompt: str = DEFAULT_PROMPT, max_new_tokens: object = 64,
-               temperature: object = 0, top_p: object = 1, seed: object = 0,
+def run_report(model: str, device: str | None, dtype: str | None, prompt: str = DEFAULT_PROMPT,
+               max_new_tokens: object = 64, temperature: object = 0, top_p: object = 1, seed: object = 0,
                progress: Callable[[float, str], None] | None = None) -> dict:
     """Load and generate through the shared slot; return every figure as one dict.
 
     `load` is the LoadReport exactly as the API's load_model returns it and
     `generation` the final GenerationStats exactly as the API's generate streams
-    it; the top-level figures are copied from them, under the same names.
+    it; the top-level figures are copied from them, under the same names. A device
+    or dtype left out (None) is the best available device and its recommended dtype
+    (`chosen` says which were picked, and why).
     """
     # Every check first, once (the edge), so that a typo costs nothing and never waits for a load.
-    src, dev, dt = loader.parse(model, device, dtype)
+    chosen = {}
+    dt = devices.parse_dtype(dtype) if dtype is not None else None
+    dev = devices.parse_device(device) if device is not None else devices.best()  # one discovery either way
+    if device is None:
+        chosen["device"] = f"{dev.id}: the best available (a GPU, then MPS, then the CPU)"
+    if dt is None:
+        dt = devices.recommended_dtype(dev)
+        chosen["dtype"] = (f"{devices.dtype_name(dt)}: recommended on {dev.id} "
+                           "(16 bits where the hardware computes them natively, else float32)")
+    src = catalog.resolve(model)
     params = inputs.generation_params(max_new_tokens, temperature, top_p, seed)
     prompt = inputs.check_prompt(prompt)
 
@@ -72,6 +83,7 @@ def run_report(model: str, device: str, dtype: str, prompt: str = DEFAULT_PROMPT
         "model": load["model"], "source": load["source"], "device": load["device"],
         "dtype": load["dtype"], "dtype_requested": load["dtype_requested"],
         "device_name": device_name(dev),
+        "chosen": chosen,
         "versions": versions(),
         # the load report's own names
         "estimate_seconds": load.get("estimate_seconds"), "import_seconds": load.get("import_seconds"),
@@ -107,13 +119,14 @@ def format_report(r: dict) -> str:
             return "n/a"
         return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
-    what = {"estimate": "size check on the meta device",
+    what = {"estimate": "size check on the meta device", "build": "writing the synthetic checkpoint",
             "import": "the architecture's Python code",
             "load": "from_pretrained (disk -> RAM)" if r["device"] != "auto" else "from_pretrained(device_map='auto')",
             "migrate": f"model.to('{r['device']}')", "eval": "model.eval()"}
     v = r["versions"]
     lines = [
         f"{r['model']} on {r['device']} ({r['device_name']}) in {r['dtype']}",
+        *(f"{k} not given, so {why}" for k, why in (r.get("chosen") or {}).items()),
         f"python {v['python']} · torch {v['torch']} · transformers {v['transformers']} · accelerate {v['accelerate']}",
         "",
         f"{'phase':<8} {'what ran':<36} {'time':>10}   RSS before -> after (delta)",

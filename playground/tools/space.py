@@ -135,7 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("settings", help="print the Space detection and caps for this environment")
     args = parser.parse_args(argv)
     if args.cmd == "settings":
-        for k, v in space_settings().items():
+        try:
+            found = space_settings()
+        except settings.Malformed as e:  # the same one line `python app.py` would refuse to start with
+            print(settings.refusal(e, "python -m playground.space"), file=sys.stderr)
+            return 2
+        for k, v in found.items():
             print(f"{k}: {v}")
         return 0
     try:

@@ -18,15 +18,16 @@ import gradio as gr
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
-from playground.core.i18n import t
+from playground.core.i18n import in_lang, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
-from playground.lab import diagnose, harness, render, scenarios
+from playground.lab import diagnose, factcheck, harness, render, scenarios
+from playground.lab.factcheck import render as facts_render
 from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
 from playground.run import compare as matrix
 from playground.run.slot import SLOT, check_engine
-from playground.web import snippet as code, views
+from playground.web import compare_views as cmp_views, snippet as code, views
 
 
 def error(e: UserError, lang: object = "en") -> gr.Error:
@@ -57,22 +58,25 @@ def load_model(model: str, device: str, dtype: str) -> dict:
 
 @zerogpu.gpu
 def generate_on_gpu(prompt: str, max_new_tokens: int, temperature: float, top_p: float, seed: int,
-                    session: str = "", engine: str = "generate") -> Iterator[tuple[str, dict]]:
+                    session: str = "", engine: str = "generate", chat_template: bool = True) -> Iterator[tuple[str, dict]]:
     """The GPU work, with checked plain arguments and plain results: on ZeroGPU it runs inside
     @spaces.GPU, in a worker process that pickles what crosses over (the same function elsewhere)."""
-    params = GenerationParams(max_new_tokens, temperature, top_p, seed)
+    params = GenerationParams(max_new_tokens, temperature, top_p, seed, chat_template)
     for text, stats in SLOT.generate(prompt, params, session=session, engine=engine):
         yield text, stats.to_dict()
 
 
-def _checked_generation(prompt, max_new_tokens, temperature, top_p, seed) -> tuple[str, GenerationParams]:
-    params = inputs.generation_params(max_new_tokens, temperature, top_p, seed)
+def _checked_generation(prompt, max_new_tokens, temperature, top_p, seed,
+                        chat_template: object = True) -> tuple[str, GenerationParams]:
+    params = inputs.generation_params(max_new_tokens, temperature, top_p, seed, chat_template)
     return inputs.check_prompt(prompt), params
 
 
 def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, seed: int,
              request: gr.Request = None) -> tuple[str, dict]:
-    """Stream a continuation of the prompt; each update is (text so far, stats so far). temperature 0 is greedy."""
+    """Stream a continuation of the prompt; each update is (text so far, stats so far). temperature 0 is greedy.
+    When the tokenizer has a chat template the prompt goes in as the user's message; the stats say so
+    (`chat_template_applied`). (Five arguments, as every script sends them: the raw-prompt switch is the page's.)"""
     try:
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
         yield from generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session_of(request))
@@ -137,31 +141,74 @@ def run_lab(sc: harness.Scenario):
 
 
 # ---------------------------------------------------------------- page handlers
+# Each returns its result twice: rendered in the page's language, and as data for a gr.State, so that
+# switching the language renders it again (the `relang_*` functions) instead of wiping it.
 
 def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress()):
+    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then)."""
     lang = page_lang(lang)
     try:
-        report = SLOT.load(*loader.parse(model, device, dtype), progress=lambda f, d: progress(f, desc=d))
+        report = SLOT.load(*loader.parse(model, device, dtype), progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
     except UserError as e:
         raise error(e, lang) from None
-    # The slider's top is the model's context minus one prompt token (at most the cap).
-    cap = settings.read().max_new_tokens
-    top = min(cap, report.context_length - 1) if report.context_length else cap
-    slider = gr.Slider(maximum=top, info=f"context: {report.context_length or '?'} tokens, prompt included")
-    return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang), slider,
-            *ui_timeline(lang))
+    timeline = ui_timeline_data()
+    return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang),
+            *ui_timeline(timeline, lang), report, timeline)
 
 
-def ui_timeline(lang: str) -> tuple:
-    rows, peaks = SLOT.timeline()
-    return views.timeline_frame(rows), views.peaks_markdown(peaks, page_lang(lang))
-
-
-def ui_estimate(model: str, device: str, dtype: str, lang: str) -> str:
+def ui_room(prompt: object, chat_template: object) -> tuple[int | None, int | None]:
+    """(prompt tokens, context) of the loaded model for this prompt; (None, None) when it cannot say."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        current = SLOT.current()
+        return None, current[0].context_length if current else None
     try:
-        return views.estimate_markdown(_estimate(model, dtype, device), page_lang(lang))
+        return SLOT.room(prompt, bool(chat_template))
+    except Exception:  # a prompt the tokenizer refuses: the Generate button says why
+        return None, None
+
+
+def slider_update(room: tuple, value: object, lang: str):
+    """max_new_tokens' slider: capped at what the prompt leaves of the context (and the server's cap)."""
+    n, ctx = room
+    cap = settings.read().max_new_tokens
+    top = max(1, min(cap, ctx - (n or 1))) if ctx else cap
+    try:
+        now = min(max(int(float(value)), 1), top)
+    except (TypeError, ValueError):
+        now = min(64, top)
+    return gr.Slider(maximum=top, value=now, info=views.context_info(ctx, n, lang))
+
+
+def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: str):
+    """As the prompt (or the chat switch) changes: the slider's top follows what the prompt leaves."""
+    room = ui_room(prompt, chat_template)
+    return slider_update(room, max_new, page_lang(lang)), room
+
+
+def ui_timeline_data() -> tuple[list[dict], list[dict]]:
+    """The last load's and generation's timeline: the process RSS rows (what the plot draws) and the peaks."""
+    rows, peaks = SLOT.timeline()
+    return [r for r in rows if r["series"] == "process RSS"], peaks
+
+
+def ui_timeline(data: tuple | None, lang: str) -> tuple:
+    rows, peaks = data or ([], [])
+    lang = page_lang(lang)
+    frame = views.timeline_frame(rows, lang=lang)
+    # The legend lists the phases present, in order. Gradio redraws a plot's spec only when a property other
+    # than its value changes, and the spec fixes the colours' domain: a generation's new phases (prefill,
+    # decode) change this list, so they are drawn, not only added to the data.
+    phases = list(dict.fromkeys(frame["phase"])) or None
+    return (gr.LinePlot(value=frame, colors_in_legend=phases, **views.timeline_words(lang)),
+            views.peaks_markdown(peaks, lang))
+
+
+def ui_estimate(model: str, device: str, dtype: str, lang: str):
+    try:
+        est = _estimate(model, dtype, device)
     except UserError as e:
         raise error(e, lang) from None
+    return views.estimate_markdown(est, page_lang(lang)), est
 
 
 def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
@@ -169,53 +216,114 @@ def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request:
     try:
         src, todo, n = _compare_request(model, pairs, max_new_tokens)
         with SLOT.session("compare:" + session_of(request)) as stop:
-            rows = matrix.run(src, todo, n, slot=SLOT, stop=stop, progress=lambda f, d: progress(f, desc=d))
+            rows = matrix.run(src, todo, n, slot=SLOT, stop=stop,
+                              progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
     except UserError as e:
         raise error(e, lang) from None
     paths = matrix.export(rows, exports.new_folder())
-    frame = views.compare_frame(rows)
-    # bars start at zero, so their heights compare honestly
-    charts = [gr.BarPlot(value=frame, y_lim=[0, float(frame[col].max()) * 1.15 or 1.0]) for col, _ in views.COMPARE_CHARTS]
-    return (*charts, views.compare_table(rows, lang), [str(paths["csv"]), str(paths["json"])],
-            views.status_markdown(SLOT.status(), lang))
+    result = (list(rows), rows.returned)
+    return (*relang_compare(lang, result), [str(paths["csv"]), str(paths["json"])],
+            views.status_markdown(SLOT.status(), lang), result)
+
+
+def relang_compare(lang: str, result: tuple | None) -> list:
+    """The Compare tab's charts, table and the note on the model loaded back, in `lang`."""
+    rows, back = result or ([], None)
+    data = cmp_views.frame(rows)
+    charts = []
+    for col, key in cmp_views.CHARTS:
+        top = float(data[col].max()) if len(data) else 0.0
+        # bars start at zero, so their heights compare honestly
+        charts.append(gr.BarPlot(value=data, y_lim=[0, top * 1.15 or 1.0], **cmp_views.chart_words(rows, col, key, lang)))
+    return [*charts, cmp_views.table(rows, lang) if rows else "", cmp_views.returned_markdown(back, lang)]
 
 
 def ui_compare_stop(request: gr.Request):
     SLOT.stop("compare:" + session_of(request))
 
 
-def ui_snippet(prompt: str, params: GenerationParams) -> str:
-    """The code to copy for the loaded model and these (checked) settings; '' before a load."""
+def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool) -> str:
+    """The code to copy for the loaded model, these (checked) settings and this engine; '' before a load."""
     current = SLOT.current()
     if current is None:
         return ""
     report, src = current
-    return code.snippet(src, report.device, report.dtype_requested, prompt, params)
+    return code.snippet(src, report.device, report.dtype_requested, prompt, params, engine, chat_template)
 
 
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
-                request: gr.Request):
+                request: gr.Request = None, chat_template=True):
+    """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), and the states of the
+    stats, the lab result and the timeline."""
     lang = page_lang(lang)
-    skip2 = (gr.skip(), gr.skip())
+    skip = gr.skip()
     try:
         if break_on:
+            # The output box, the stats and the code to copy belong to a generation: a lab run clears them.
             sc = scenarios.get(mistake)
-            yield "", "", gr.skip(), t("lab.running", lang), *skip2
-            yield "", "", gr.skip(), render.result_markdown(run_lab(sc), lang), *skip2
+            none = t("page.snippet.none", lang)
+            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip
+            result = run_lab(sc)
+            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip
             return
-        prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
+        prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
-        snippet = ui_snippet(prompt, p)  # for the model this run uses
+        final = None
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
-                                       session_of(request), engine):
+                                       session_of(request), engine, p.chat_template):
             stats = views.stats_from_dict(d)
             if stats.finish_reason == "running":
-                yield text, views.stats_markdown(stats, lang), gr.skip(), "", *skip2
+                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip
             else:
-                yield (text, views.stats_markdown(stats, lang) + views.per_token_markdown(d, lang),
-                       snippet if engine == "generate" else gr.skip(), "", *ui_timeline(lang))
+                final = d
+        # the code to copy, for the model and engine that produced this text (taken after the run: the
+        # stats name the model; a load by another visitor in between is announced by them)
+        snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")))
+        timeline = ui_timeline_data()
+        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline)
     except UserError as e:
         raise error(e, lang) from None
+
+
+def relang_stats(lang: str, d: dict | None) -> str:
+    if not d:
+        return ""
+    return views.stats_markdown(views.stats_from_dict(d), lang) + views.per_token_markdown(d, lang)
+
+
+def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new) -> list:
+    """Every result of the Playground tab, said again in `lang`."""
+    return [views.report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
+            views.estimate_markdown(estimate_, lang) if estimate_ is not None else "",
+            *ui_timeline(timeline, lang),
+            relang_stats(lang, stats),
+            render.result_markdown(lab, lang) if lab is not None else "",
+            slider_update(room or (None, None), max_new, lang),
+            gr.update(choices=catalog.choices(lang)), gr.update(choices=views.engine_choices(lang)),
+            gr.update(choices=views.decoding_choices(lang)),
+            views.devices_html(devices.discover(), lang)]
+
+
+def ui_decoding(mode: str):
+    """The decoding switch: sampled (the page's defaults) or greedy; temperature, top_p and seed follow."""
+    if mode == "greedy":
+        return gr.update(value=0), gr.skip(), gr.skip()
+    if mode == "sampled":
+        return (gr.update(value=inputs.SAMPLED["temperature"]), gr.update(value=inputs.SAMPLED["top_p"]),
+                gr.update(value=inputs.SAMPLED["seed"]))
+    return gr.skip(), gr.skip(), gr.skip()
+
+
+def ui_decoding_of(temperature: object, top_p: object, seed: object) -> str:
+    """Which decoding the sliders now say: the switch follows them."""
+    try:
+        temp, p, s = float(temperature), float(top_p), int(float(seed))
+    except (TypeError, ValueError):
+        return "custom"
+    if temp == 0:
+        return "greedy"
+    same = (temp, p, s) == (inputs.SAMPLED["temperature"], inputs.SAMPLED["top_p"], inputs.SAMPLED["seed"])
+    return "sampled" if same else "custom"
 
 
 def ui_stop(request: gr.Request):
@@ -231,21 +339,24 @@ def ui_hint(device: str, dtype: str, lang: str = "en") -> str:
     return f"💡 {said.text(lang)}" if said else ""
 
 
-def ui_inspect(which: str, lang: str) -> str:
+def ui_inspect(which: str, lang: str):
     lang = page_lang(lang)
     if which == "half":
-        return render.inspect_markdown(inspect(harness.half_moved_model()), lang)
+        found = inspect(harness.half_moved_model())
+        return render.inspect_markdown(found, lang), found
     with SLOT.held() as lm:
         if lm is None:
             raise error(UserError.of("err.not_loaded"), lang)
-        return render.inspect_markdown(inspect(lm.model), lang)
+        found = inspect(lm.model)
+    return render.inspect_markdown(found, lang), found
 
 
-def ui_diagnose(text: str, lang: str) -> str:
+def ui_diagnose(text: str, lang: str):
     try:
-        return render.diagnose_markdown(diagnose.diagnose(inputs.check_diagnose_text(text)), page_lang(lang))
+        found = diagnose.diagnose(inputs.check_diagnose_text(text))
     except UserError as e:
         raise error(e, lang) from None
+    return render.diagnose_markdown(found, page_lang(lang)), found
 
 
 def browser_lang(request: gr.Request) -> str:
@@ -253,3 +364,38 @@ def browser_lang(request: gr.Request) -> str:
     accept = (request.headers.get("accept-language", "") if request else "").lower()
     first = accept.split(",")[0].strip()
     return "zh" if first.startswith("zh") else "en"
+
+
+# ---------------------------------------------------------------- the lesson: scripts and the fact-check
+
+def fact_checks() -> list[dict]:
+    """Every claim quoted from the tutorials, each decided now by its experiment: verdict, evidence, live."""
+    return [r.to_dict() for r in factcheck.check_all()]
+
+
+def fact_check(claim: str) -> dict:
+    """One claim from the tutorials, decided now: claim_en, claim_zh, source, verdict, evidence_en/zh, live."""
+    try:
+        return factcheck.check(factcheck.get(claim)).to_dict()
+    except UserError as e:
+        raise error(e) from None
+
+
+def ui_scripts(mistake: str) -> tuple[str, str]:
+    """A mistake's two complete scripts, for the page's code boxes ('' for an unknown id: nothing to show)."""
+    sc = scenarios.SCENARIOS.get(mistake) if isinstance(mistake, str) else None
+    return (sc.script.text("broken"), sc.script.text("fix")) if sc else ("", "")
+
+
+def ui_fact_check(claim: str, lang: str) -> tuple[str, list[dict]]:
+    lang = page_lang(lang)
+    try:
+        results = [factcheck.check(factcheck.get(claim)).to_dict()]
+    except UserError as e:
+        raise error(e, lang) from None
+    return facts_render.many(results, lang), results
+
+
+def ui_fact_checks(lang: str) -> tuple[str, list[dict]]:
+    results = fact_checks()
+    return facts_render.many(results, page_lang(lang)), results

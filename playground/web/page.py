@@ -47,8 +47,13 @@ class Page:
         self.hooks.append(Hook(fn, list(outputs), list(inputs or [])))
 
     def wire_language(self) -> None:
-        """One event: the selector's change updates every localized property and runs every hook."""
-        outputs = [c for c, _ in self.words_of] + [o for h in self.hooks for o in h.outputs]
+        """One event: the selector's change updates every localized property and runs every hook.
+
+        A component may be named more than once (its label by `words`, its choices or value by a hook):
+        it is listed once among the event's outputs, with its updates merged, because Gradio pairs
+        outputs with updates by position and a component listed twice misplaces the updates after it."""
+        named = [c for c, _ in self.words_of] + [o for h in self.hooks for o in h.outputs]
+        outputs = list({id(c): c for c in named}.values())
         inputs = [self.lang] + [i for h in self.hooks for i in h.inputs]
 
         def switch(lang, *values):
@@ -59,6 +64,18 @@ class Page:
             for h in self.hooks:
                 out += list(h.fn(lang, *values[at:at + len(h.inputs)]))
                 at += len(h.inputs)
-            return out
+            merged: dict[int, dict] = {}
+            for comp, update in zip(named, out):
+                merged[id(comp)] = {**merged.get(id(comp), {}), **_as_update(update)}
+            return [merged[id(c)] for c in outputs]
 
         self.lang.change(switch, inputs, outputs, **PRIVATE)
+
+
+def _as_update(update) -> dict:
+    """A hook's update as a dict of properties (a component instance, as handlers may return, included)."""
+    if isinstance(update, dict):
+        return update
+    if isinstance(update, gr.components.Component):
+        return {"__type__": "update", **{k: v for k, v in update.constructor_args.items() if k != "self"}}
+    return {"__type__": "update", "value": update}

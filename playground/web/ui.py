@@ -15,13 +15,12 @@ import gradio as gr
 from playground.core import settings
 from playground.core.i18n import t
 from playground.run.slot import SLOT
-from playground.web import handlers as h, views
+from playground.web import handlers as h, handlers_speed as hs, style, views
 from playground.web.page import LANE, PRIVATE, Page
-from playground.web import handlers_speed as hs
-from playground.web.tabs import compare, diagnose, inspect, play, speed
+from playground.web.tabs import compare, diagnose, factcheck, inspect, play, speed
 
 LANGS = [("English", "en"), ("中文", "zh")]
-TABS = (play, compare, inspect, diagnose, speed)
+TABS = (play, compare, inspect, diagnose, speed, factcheck)
 
 
 def build() -> gr.Blocks:
@@ -54,6 +53,8 @@ def build() -> gr.Blocks:
         gr.api(h.diagnose_error, api_name="diagnose")
         gr.api(h.estimate, api_name="estimate", **LANE)
         gr.api(h.compare, api_name="compare", **LANE)
+        gr.api(h.fact_checks, api_name="fact_checks", **LANE)
+        gr.api(h.fact_check, api_name="fact_check", **LANE)
         gr.api(hs.bandwidth, api_name="bandwidth", **LANE)
         gr.api(hs.kv_growth, api_name="kv_growth", **LANE)
         gr.api(hs.engines, api_name="engines", **LANE)
@@ -69,6 +70,7 @@ def launch_kwargs() -> dict:
     the page's configuration, would hold 1.7 GB)."""
     s = settings.read()
     kw: dict = {"allowed_paths": [], "show_error": True, "max_file_size": 0, "state_session_capacity": s.max_sessions}
+    kw["css"] = style.CSS  # the page's tables, labels and plots (playground.web.style)
     if s.host:
         kw["server_name"] = s.host
     if s.port:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from playground.core import i18n
-from playground.core.i18n import TABLE, W, errors, lab, page, reports, said, speed, t
+from playground.core.i18n import TABLE, W, said, t
 from playground.lab.diagnose import EXTRA
 from playground.lab.scenarios import SCENARIOS
 
@@ -30,7 +30,7 @@ def fields(text: str) -> set[str]:
 
 
 def test_areas_share_no_key_and_make_the_table():
-    areas = [page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, speed.TEXT]
+    areas = [area.TEXT for area in i18n.AREAS]
     assert sum(len(a) for a in areas) == len(TABLE)
     with pytest.raises(KeyError):
         i18n._merge({"x": W("a", "甲")}, {"x": W("b", "乙")})  # noqa: SLF001  (the guard itself)
@@ -55,3 +55,36 @@ def test_said_is_a_fact_said_later_in_either_language():
     nested = said("est.where.frees", where=said("est.where.system"), frees="1.0 GiB")
     assert "available system RAM" in nested.text("en") and "系统可用内存" in nested.text("zh")
     assert t("no.such.key") == "no.such.key"
+
+
+def _literal(node) -> str | None:
+    """The text of a string literal, an implicit concatenation or a `+` of literals; None otherwise."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _literal(node.left), _literal(node.right)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
+def test_every_w_written_anywhere_in_the_package_has_both_languages_and_the_same_fields():
+    """Beyond the tables: the W(...) beside scenarios, fact checks and their evidence, read from the source."""
+    import ast
+
+    from playground.core.paths import PACKAGE
+
+    seen = 0
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "W" and len(node.args) == 2:
+                en, zh = (_literal(a) for a in node.args)
+                if en is None or zh is None:
+                    continue
+                seen += 1
+                where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
+                assert en.strip() and zh.strip(), where
+                assert CJK.search(zh) or re.fullmatch(r"[\s\w{}:.,;=+()（）；。，%×x/·'\"-]*", zh), where
+                assert fields(en) - {"what"} == fields(zh) - {"what_zh"}, where
+    assert seen > 300

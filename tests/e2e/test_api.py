@@ -146,11 +146,22 @@ def test_estimate_endpoint(client):
 
 
 def test_compare_endpoint(client):
+    _load(client, dtype="bfloat16")  # the visitor's model, loaded back after the matrix
     rows = client.predict("shakespeare-gpt2", ["cpu/float32", "cpu/bfloat16"], 4, api_name="/compare")
     assert [r["pair"] for r in rows] == ["cpu/float32", "cpu/bfloat16"]
     assert all(r["status"] == "ok" and r["new_tokens"] == 4 for r in rows)
+    for r in rows:  # one warm-up, then at least three timed runs: their median and spread
+        assert r["warmup"] >= 1 and r["runs"] >= 3 and len(r["run_decode_tokens_per_s"]) == r["runs"]
+        assert r["decode_min_tokens_per_s"] <= r["decode_tokens_per_s"] <= r["decode_max_tokens_per_s"]
+        assert r["ttft_min_s"] <= r["ttft_s"] <= r["ttft_max_s"] and r["bound"] in ("memory", "overhead")
+    text, stats = _generate(client, n=8)  # no load in between: the model is back, and generating
+    assert (stats["model"], stats["dtype"], stats["new_tokens"]) == ("shakespeare-gpt2", "bfloat16", 8)
     msg = _error(client.predict, "shakespeare-gpt2", ["gpu/float32"], 4, api_name="/compare")
     assert "gpu" in msg
+
+
+def test_generate_says_whether_a_chat_template_was_applied(client):
     _load(client)
-    text, stats = _generate(client, n=8)
-    assert stats["new_tokens"] == 8
+    _, stats = _generate(client, n=4)
+    # the bundled model's tokenizer has no template: the raw prompt (tests/run covers a chat model)
+    assert stats["chat_template_applied"] is False and stats["prompt_tokens"] == 2

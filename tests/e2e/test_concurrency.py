@@ -179,7 +179,7 @@ def test_stop_button_under_load(server, client):
         with RawSession(server.url) as page, RawSession(server.url) as stranger:
             mistake = client.predict(api_name="/break_it_scenarios")[0]["id"]
             gen_id = page.join(page.fn_index("ui_generate"),
-                               ["ROMEO:", LONG, 0, 1, 0, False, mistake, "generate", "en"])
+                               ["ROMEO:", LONG, 0, 1, 0, False, mistake, "generate", "en", True])
             stream = page.messages()
             for msg in stream:
                 if msg.get("msg") == "process_generating" and msg.get("event_id") == gen_id:

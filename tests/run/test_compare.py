@@ -11,6 +11,7 @@ import torch
 
 from playground.core import settings
 from playground.core.errors import UserError
+from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.load import catalog, loader, synthetic
@@ -71,8 +72,8 @@ def test_stop_between_runs_and_a_refused_pair(monkeypatch):
 
     def progress(frac, desc):
         seen.append((frac, desc))
-        if desc.startswith("2/3") and "decode" in desc:
-            stop.set()  # the Stop button, pressed during the second run
+        if desc.startswith("2/3") and "run 1 of" in desc:
+            stop.set()  # the Stop button, pressed during the second pair's first timed run
 
     rows = run(BUNDLED_NAME, ["cpu/float32", "cpu/bfloat16", "cpu/float16"], max_new_tokens=4,
                        progress=progress, stop=stop)
@@ -92,7 +93,33 @@ def test_slot_is_unloaded_and_its_lock_held():
         held.append(slot.busy())  # the slot is held by the compare run
 
     rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, progress=progress, slot=slot)
-    assert rows[0].status == "ok" and not slot.status()["loaded"] and held and all(held)
+    assert rows[0].status == "ok" and held and all(held)
+    # the visitor's model is loaded back, as it was, timed as its own step
+    back = rows.returned
+    assert back.report.dtype == "float32" and back.report.model == BUNDLED_NAME and back.seconds > 0
+    assert slot.status() == {"loaded": True, "model": BUNDLED_NAME, "device": "cpu", "dtype": "float32",
+                             "label": None}
+
+
+def test_the_banner_says_the_model_is_away_while_compare_runs_then_it_is_back():
+    slot = ModelSlot()
+    slot.load(*loader.parse(BUNDLED_NAME, "cpu", "bfloat16"))
+    seen = []
+    rows = run(BUNDLED_NAME, ["cpu/float32"], max_new_tokens=2, progress=lambda f, d: seen.append(slot.status()),
+               slot=slot)
+    during = [s for s in seen if not s["loaded"]]
+    assert during and all(s["away"] == {"model": BUNDLED_NAME, "device": "cpu", "dtype": "bfloat16"} for s in during)
+    assert slot.status()["loaded"] and slot.status()["dtype"] == "bfloat16" and "away" not in slot.status()
+    assert rows[0].warmup == 1 and rows[0].runs == 3
+    *_, (text, stats) = slot.generate("ROMEO:", GenerationParams(4))
+    assert stats.dtype == "bfloat16" and stats.new_tokens == 4
+
+
+def test_nothing_loaded_nothing_comes_back():
+    slot = ModelSlot()
+    rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, slot=slot, runs=1)
+    assert rows.returned.spec is None and rows.returned.report is None and not slot.status()["loaded"]
+    assert rows[0].runs == 1
 
 
 @pytest.mark.slow
@@ -113,7 +140,15 @@ def test_cpu_dtype_matrix_for_synthetic_gpt2_small_exports_and_reads_back(tmp_pa
         assert r.bound_tokens_per_s == pytest.approx(r.bandwidth_gbps * 1e9 / r.weights_bytes)
         assert r.percent_of_bound == pytest.approx(100 * r.decode_tokens_per_s / r.bound_tokens_per_s)
         assert r.label.text("en") == synthetic.LABEL and r.to_dict()["label"] == synthetic.LABEL
-        assert {"load", "migrate", "prefill", "decode"} <= {p["name"] for p in r.phases}
+        assert {"load", "migrate", "warm-up", "prefill", "decode"} <= {p["name"] for p in r.phases}
+        # one warm-up, three timed runs: the median and the spread of what was measured
+        assert r.warmup == 1 and r.runs == 3 and len(r.run_ttft_s) == len(r.run_decode_tokens_per_s) == 3
+        assert r.ttft_min_s <= r.ttft_s <= r.ttft_max_s and r.ttft_s == sorted(r.run_ttft_s)[1]
+        assert r.decode_min_tokens_per_s <= r.decode_tokens_per_s <= r.decode_max_tokens_per_s
+        assert r.decode_tokens_per_s == sorted(r.run_decode_tokens_per_s)[1]
+        # which bound applies: the share of a step spent reading the weights
+        assert r.percent_of_bound == pytest.approx(100 * r.weights_read_ms / r.step_ms)
+        assert r.bound == ("memory" if r.percent_of_bound >= compare.MEMORY_BOUND else "overhead")
     assert rows[0].weights_bytes == est["float32"] and rows[1].weights_bytes == rows[2].weights_bytes == est["bfloat16"]
 
     paths = compare.export(rows, tmp_path)
@@ -121,7 +156,7 @@ def test_cpu_dtype_matrix_for_synthetic_gpt2_small_exports_and_reads_back(tmp_pa
     assert [b["pair"] for b in back] == [r.pair for r in rows]
     for b, r in zip(back, rows):
         for col in ("load_s", "ttft_s", "decode_tokens_per_s", "weights_bytes", "peak_rss", "percent_of_bound",
-                    "new_tokens", "decode_tokens"):
+                    "new_tokens", "decode_tokens", "warmup", "runs", "ttft_min_s", "decode_max_tokens_per_s", "bound"):
             assert b[col] == getattr(r, col), col  # repr() of a float round-trips exactly
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert data["rows"] == json.loads(json.dumps([r.to_dict() for r in rows]))

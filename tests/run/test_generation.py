@@ -73,3 +73,40 @@ def test_prompt_longer_than_context(bundled):
     with pytest.raises(UserError) as e:
         _run(bundled, prompt="Romeo, " * ctx, max_new_tokens=8)
     assert "context" in str(e.value) and str(ctx) in str(e.value)
+
+
+def test_a_chat_model_gets_its_template_by_default_and_the_raw_prompt_on_request(chat_model, monkeypatch):
+    from playground.run import decode
+    from tests.conftest import load
+
+    monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(chat_model.parent))
+    lm = load(str(chat_model))
+    assert lm.report.chat_template is True
+    templated = lm.tokenizer.apply_chat_template([{"role": "user", "content": "ROMEO:"}], add_generation_prompt=True,
+                                                 return_dict=False)
+    raw = lm.tokenizer("ROMEO:")["input_ids"]
+    assert len(templated) > len(raw)
+    for params, n, applied in ((GenerationParams(8), len(templated), True),
+                               (GenerationParams(8, chat_template=False), len(raw), False)):
+        *_, (text, stats) = generation.stream(lm.model, lm.tokenizer, lm.device, "ROMEO:", params)
+        assert stats.chat_template_applied is applied and stats.prompt_tokens == n
+        *_, (text2, st) = decode.stream(lm.model, lm.tokenizer, lm.device, "ROMEO:", params)
+        assert st.chat_template_applied is applied and st.prompt_tokens == n and text2 == text  # the same prompt ids
+
+
+def test_a_model_without_a_template_gets_the_raw_prompt(bundled):
+    assert bundled.report.chat_template is False
+    _, stats = _run(bundled, max_new_tokens=2)[-1]
+    assert stats.chat_template_applied is False and stats.prompt_tokens == 2
+
+
+def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
+    ctx = generation.context_length(bundled.model)
+    long = "ROMEO: " * ctx
+    with pytest.raises(UserError, match="Shorten the prompt") as e:
+        _run(bundled, prompt=long, max_new_tokens=1)
+    assert "max_new_tokens" not in str(e.value)
+    n, c = generation.room(bundled.tokenizer, bundled.model, "ROMEO:")
+    assert (n, c) == (2, ctx)
+    with pytest.raises(UserError, match=f"lower max_new_tokens to {ctx - 2}"):
+        _run(bundled, max_new_tokens=ctx - 1)

@@ -27,7 +27,7 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
 def report() -> dict:
     """The report, run once as a learner would run it: a fresh process, bfloat16."""
     proc = run_cli("report", "--model", "shakespeare-gpt2", "--device", "cpu", "--dtype", "bfloat16",
-                   "--json", "--max-new-tokens", str(MAX_NEW))
+                   "--json", "--max-new-tokens", str(MAX_NEW), "--temperature", "0")
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert len(lines) == 1, f"stdout must be exactly one JSON line, got {len(lines)}: {proc.stdout[:500]!r}"
@@ -147,6 +147,20 @@ def test_cli_and_api_give_the_same_load_report(report):
         assert max(a, b) <= 3 * min(a, b) or abs(a - b) <= 0.5, (key, a, b)
 
 
+@pytest.mark.slow
+def test_report_with_no_arguments_uses_the_bundled_model_the_best_device_and_its_dtype():
+    from playground.hw import devices
+
+    proc = run_cli("report")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    best = devices.best()
+    dtype = devices.dtype_name(devices.recommended_dtype(best))
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith(f"shakespeare-gpt2 on {best.id} (") and first.endswith(f" in {dtype}"), first
+    assert "device not given, so" in proc.stdout and "dtype not given, so" in proc.stdout
+    assert "sampling" in proc.stdout.splitlines()[-1]  # the page's first generation: sampled, seed 0
+
+
 def test_help_lists_the_report_command(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["--help"])
@@ -160,7 +174,6 @@ def test_help_lists_the_report_command(capsys):
     (["--device", "cpu", "--dtype", "float32", "--max-new-tokens", "0"], ["max_new_tokens"]),
     (["--device", "cpu", "--dtype", "float32", "--temperature", "hot"], ["temperature"]),
     (["--device", "cpu", "--dtype", "float32", "--prompt", "   "], ["prompt"]),
-    (["--device", "cpu"], ["--dtype"]),
     (["--device", "cpu", "--dtype", "float32", "--bogus"], ["--bogus"]),
 ])
 def test_bad_arguments_exit_nonzero_with_one_line(args, words, capsys, monkeypatch):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,15 +13,17 @@ from pathlib import Path
 import pytest
 
 from playground.core.inputs import GenerationParams
-from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
+from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME, REPO
 from playground.load import catalog, loader
 from playground.run.slot import ModelSlot
 from playground.web import snippet as code
+from tests.conftest import ROOT
 
 
-def snippet(model: str, device: str, dtype: str, prompt: str, n: int, t: float, p: float, s: int) -> str:
+def snippet(model: str, device: str, dtype: str, prompt: str, n: int, t: float, p: float, s: int,
+            engine: str = "generate", chat: bool = False) -> str:
     """The code to copy for a run the page checked (the snippet itself takes checked, typed values)."""
-    return code.snippet(catalog.resolve(model), device, dtype, prompt, GenerationParams(n, t, p, s))
+    return code.snippet(catalog.resolve(model), device, dtype, prompt, GenerationParams(n, t, p, s), engine, chat)
 
 PROMPT = "ROMEO:"
 TOKENS = 24
@@ -43,55 +47,97 @@ def _from_pretrained_kwargs(src: str) -> dict:
     return {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
 
 
-def _run(src: str, tmp: Path, name: str) -> subprocess.Popen:
-    path = tmp / f"{name}.py"
-    path.write_text(src, encoding="utf-8")
+# One interpreter runs every snippet, each exactly as written, in a namespace of its own (importing torch
+# and Transformers once instead of once per snippet): its printed text and token ids are kept.
+RUNNER = r"""
+import contextlib, io, json, sys
+out = []
+for src in json.load(sys.stdin):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(src, "snippet", "exec"), {"__name__": "__main__"})
+    out.append(buf.getvalue())
+sys.stdout.write(json.dumps(out))
+"""
+
+
+def _run(sources: list[str], env_extra: dict | None = None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
-    # cwd is a temporary folder, not the repo: the bundled path must work from anywhere.
-    return subprocess.Popen([sys.executable, str(path)], cwd=tmp, env=env, text=True,
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", **(env_extra or {}))
+    # cwd is the repository's root: the code names the bundled model relative to it, as its comment says
+    proc = subprocess.Popen([sys.executable, "-c", RUNNER], cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(json.dumps(sources))
+    proc.stdin.close()
+    return proc
 
 
-def _printed(proc: subprocess.Popen) -> tuple[str, list[int]]:
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err[-2000:]
-    assert out.endswith("\n"), out
-    text, ids_line = out[:-1].rsplit("\n", 1)  # the text may itself contain newlines
-    return text, ast.literal_eval(ids_line)
+def _printed(proc: subprocess.Popen) -> list[tuple[str, list[int]]]:
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert proc.wait(timeout=180) == 0, err[-2000:]
+    got = []
+    for printed in json.loads(out):
+        assert printed.endswith("\n"), printed
+        text, ids_line = printed[:-1].rsplit("\n", 1)  # the text may itself contain newlines
+        got.append((text, ast.literal_eval(ids_line)))
+    return got
+
+
+# (engine, temperature, top_p, seed, chat template): every engine, greedy and sampled, and a chat model
+CASES = [("generate", 0.0, 1.0, 0, False), ("generate", 0.8, 0.9, 3, False), ("manual", 0.0, 1.0, 0, False),
+         ("manual", 0.8, 0.95, 5, False), ("manual-nocache", 0.0, 1.0, 0, False), ("generate", 0.8, 0.95, 0, True),
+         ("manual", 0.0, 1.0, 0, True)]
 
 
 @pytest.mark.slow
-def test_snippet_runs_as_written_and_matches_the_playground(tmp_path):
-    cases = {"greedy": (0.0, 1.0, 0), "sampling": (0.8, 0.9, 3)}
-    procs = {name: _run(snippet(BUNDLED_NAME, "cpu", "float32", PROMPT, TOKENS, t, p, s), tmp_path, name)
-             for name, (t, p, s) in cases.items()}
+def test_snippet_runs_as_written_and_matches_the_playground(chat_model, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(chat_model.parent))
+    models = {False: BUNDLED_NAME, True: str(chat_model)}
+    sources = [snippet(models[chat], "cpu", "float32", PROMPT, TOKENS, t, p, s, engine, chat)
+               for engine, t, p, s, chat in CASES]
+    assert all(str(chat_model.parent) not in src for src in sources)
+    proc = _run(sources, {"PLAYGROUND_MODEL_DIRS": str(chat_model.parent)})
 
     # The playground's own path, in this process, while the snippets run.
-    slot = ModelSlot()
-    slot.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"))
-    with slot.held() as lm:
-        model, tokenizer = lm.model, lm.tokenizer
-    outputs = []
-    real_generate = model.generate
+    played = []
+    for chat in (False, True):
+        slot = ModelSlot()
+        slot.load(*loader.parse(models[chat], "cpu", "float32"))
+        with slot.held() as lm:
+            model = lm.model
+        outputs = []
+        real_generate = model.generate
 
-    def spy(*args, **kwargs):  # records what the playground's generate() returned; changes nothing
-        out = real_generate(*args, **kwargs)
-        outputs.append(out)
-        return out
+        def spy(*args, real=real_generate, outputs=outputs, **kwargs):  # records what generate() returned
+            out = real(*args, **kwargs)
+            outputs.append(out)
+            return out
 
-    model.generate = spy
-    for name, (t, p, s) in cases.items():
-        *_, (text, stats) = slot.generate(PROMPT, GenerationParams(TOKENS, t, p, s), session=name)
-        prompt_len = tokenizer(PROMPT, return_tensors="pt")["input_ids"].shape[1]
-        ids = outputs[-1][0, prompt_len:].tolist()
-        assert stats.new_tokens == len(ids) > 0
+        model.generate = spy
+        for engine, t, p, s, c in CASES:
+            if c != chat:
+                continue
+            *_, (text, stats) = slot.generate(PROMPT, GenerationParams(TOKENS, t, p, s), session="x", engine=engine)
+            assert stats.chat_template_applied is chat
+            if engine == "generate":
+                ids = outputs[-1][0, stats.prompt_tokens:].tolist()
+            else:
+                ids = stats.token_ids
+            assert stats.new_tokens == len(ids) > 0
+            played.append((text, ids))
+    by_case = _in_case_order(played, CASES)
+    for case, (text, ids), (snippet_text, snippet_ids) in zip(CASES, by_case, _printed(proc)):
+        assert snippet_ids == ids, f"{case}: snippet {snippet_ids} != playground {ids}"
+        assert snippet_text == text, case
+    # the cases really differ: sampling is not greedy in disguise, and the template changes the prompt
+    assert by_case[0][1] != by_case[1][1] and by_case[0][1] != by_case[6][1]
 
-        snippet_text, snippet_ids = _printed(procs[name])
-        assert snippet_ids == ids, f"{name}: snippet {snippet_ids} != playground {ids}"
-        assert snippet_text == text, name
-    # The two cases really differ: sampling is not greedy in disguise.
-    assert outputs[0][0].tolist() != outputs[1][0].tolist()
+
+def _in_case_order(played: list, cases: list) -> list:
+    """`played` ran the plain cases first, then the chat ones: back into the order of `cases`."""
+    plain = iter(played[: sum(1 for *_, c in cases if not c)])
+    chat = iter(played[sum(1 for *_, c in cases if not c):])
+    return [next(chat) if c else next(plain) for *_, c in cases]
 
 
 def test_greedy_and_sampling_parameters():
@@ -123,13 +169,41 @@ def test_auto_uses_device_map_and_no_to():
     assert ".to(model.device)" in src
 
 
-def test_bundled_path_is_absolute_and_hub_ids_are_kept():
-    tree = ast.parse(snippet(BUNDLED_NAME, "cpu", "float32", PROMPT, 8, 0, 1, 0))
+def _model_id_line(src: str) -> str:
+    return next(ln for ln in src.splitlines() if ln.startswith("model_id = "))
+
+
+def test_no_server_path_in_the_code_bundled_relative_hub_by_id():
+    src = snippet(BUNDLED_NAME, "cpu", "float32", PROMPT, 8, 0, 1, 0)
+    tree = ast.parse(src)
     model_id = next(ast.literal_eval(n.value) for n in ast.walk(tree)
                     if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "model_id")
-    assert Path(model_id).is_absolute() and Path(model_id) == BUNDLED_DIR
+    assert model_id == "playground/assets/shakespeare-gpt2" and (REPO / model_id) == BUNDLED_DIR
+    assert str(REPO) not in src and str(Path.home()) not in src
     assert "model_id = 'Qwen/Qwen2.5-0.5B-Instruct'" in snippet("Qwen/Qwen2.5-0.5B-Instruct", "cpu", "float32",
                                                                 PROMPT, 8, 0, 1, 0)
+
+
+def test_synthetic_and_model_dirs_folders_are_found_not_quoted(tmp_path, monkeypatch):
+    from playground.load import synthetic
+
+    src = snippet("synthetic/gpt2-small", "cpu", "float32", PROMPT, 8, 0, 1, 0)
+    assert "synthetic.ensure('synthetic/gpt2-small')" in src and str(synthetic.root()) not in src
+    folder = tmp_path / "models" / "mine"
+    shutil.copytree(BUNDLED_DIR, folder)
+    monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(tmp_path / "models"))
+    src = snippet(str(folder), "cpu", "float32", PROMPT, 8, 0, 1, 0)
+    assert str(tmp_path) not in src and "PLAYGROUND_MODEL_DIRS" in src and "'mine'" in src
+    compile(src, "snippet", "exec")
+
+
+@pytest.mark.parametrize("engine", ["generate", "manual", "manual-nocache"])
+def test_each_engine_writes_its_own_code(engine):
+    src = snippet(BUNDLED_NAME, "cpu", "float32", PROMPT, 8, 0, 1, 0, engine=engine)
+    assert ("model.generate(" in src) == (engine == "generate")
+    assert ("past_key_values=out.past_key_values" in src) == (engine == "manual")
+    assert ("use_cache=False" in src) == (engine == "manual-nocache")
+    compile(src, "snippet", "exec")
 
 
 @pytest.mark.parametrize("prompt", ['He said """no"""\n', "back\\slash 'quote'", "你好，世界\t\x7f"])

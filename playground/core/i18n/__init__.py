@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, lab, page, reports
-from playground.core.i18n import speed
+from playground.core.i18n import errors, faults, lab, lesson, page, realmodel, reports, shown, speed
 from playground.core.i18n.words import LANGS, W
 
-__all__ = ["LANGS", "TABLE", "Said", "W", "plain", "said", "t"]
+__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "in_lang", "phrase", "plain", "said", "t"]
 
 
 class Said(NamedTuple):
@@ -36,13 +35,35 @@ def said(key: str, **fields: object) -> Said:
     return Said(key, fields)
 
 
+class Phrase(str):
+    """A sentence where a plain string is expected (a progress description): its English text,
+    remembering its key and fields so that the page can say it in its own language (`in_lang`)."""
+
+    said: Said
+
+
+def phrase(key: str, **fields: object) -> Phrase:
+    p = Phrase(t(key, "en", **fields))
+    p.said = Said(key, fields)
+    return p
+
+
+def in_lang(text: object, lang: str = "en") -> str:
+    """`text` in `lang`: a `Phrase` or a `Said` said again, any other string as it is."""
+    if isinstance(text, Phrase):
+        return text.said.text(lang)
+    if isinstance(text, Said):
+        return text.text(lang)
+    return str(text)
+
+
 def t(key: str, lang: str = "en", **fields: object) -> str:
     """The text for `key` in `lang` ('en' or 'zh'), fields filled in (a `Said` field is said in
     `lang` too); an unknown key comes back as itself."""
     w = TABLE.get(key)
     if w is None:
         return key
-    return w.say(lang, **{k: v.text(lang) if isinstance(v, Said) else v for k, v in fields.items()})
+    return w.say(lang, **{k: in_lang(v, lang) if isinstance(v, (Said, Phrase)) else v for k, v in fields.items()})
 
 
 def _merge(*areas: dict[str, W]) -> dict[str, W]:
@@ -55,7 +76,9 @@ def _merge(*areas: dict[str, W]) -> dict[str, W]:
     return out
 
 
-TABLE: dict[str, W] = _merge(page.TEXT, reports.TEXT, errors.TEXT, lab.TEXT, speed.TEXT)
+# Every area table, once: a new area is added here (and only here).
+AREAS = (page, reports, errors, lab, faults, lesson, realmodel, shown, speed)
+TABLE: dict[str, W] = _merge(*(area.TEXT for area in AREAS))
 
 
 def plain(obj: object, lang: str = "en") -> object:

@@ -73,9 +73,11 @@ TEXT: dict[str, W] = {
     ),
     "err.path_bad": W("{model} is not a usable path.", "{model} 不是可用的路径。"),
     "err.path_outside": W(
-        "{model} is outside the folders the playground may read. Put the model under one of {roots}, or add "
-        "its parent folder to the PLAYGROUND_MODEL_DIRS environment variable.",
-        "{model} 不在 playground 允许读取的文件夹内。请把模型放到 {roots} 之一下面，"
+        "{model} is outside the folders the playground may read: the bundled models folder, the Hugging Face "
+        "cache, the synthetic models folder, and folders listed in PLAYGROUND_MODEL_DIRS. Put the model "
+        "under one of them, or add its parent folder to the PLAYGROUND_MODEL_DIRS environment variable.",
+        "{model} 不在 playground 允许读取的文件夹内：内置模型文件夹、Hugging Face 缓存、合成模型文件夹，"
+        "以及 PLAYGROUND_MODEL_DIRS 中列出的文件夹。请把模型放到其中之一下面，"
         "或把它的上级文件夹加入环境变量 PLAYGROUND_MODEL_DIRS。",
     ),
     "err.path_missing": W(

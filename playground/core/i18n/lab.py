@@ -83,11 +83,12 @@ TEXT: dict[str, W] = {
     ),
     "sim.fake_cuda_differs": W(
         "PyTorch's fake tensors carry a device, a dtype and a shape but no data, and PyTorch's own device "
-        "check raised the message above. On a real GPU the message also names the operator and argument in a "
-        "parenthesis (for example index_select, or addmm with mat1). The fixed run below happens on the CPU.",
+        "check raised the message above, in the wording of its TensorIterator. A real GPU often fails "
+        "earlier, in the device check of the operator's CUDA kernel, and words it differently: its message "
+        "is shown below. The fixed run below happens on the CPU.",
         "PyTorch 的伪张量（fake tensor）带有设备、数据类型和形状，但没有数据；"
-        "上面的消息是 PyTorch 自己的设备检查抛出的。在真实 GPU 上，"
-        "消息末尾的括号里还会写出算子和参数名（例如 index_select，或 addmm 的 mat1）。"
+        "上面的消息是 PyTorch 自己的设备检查以 TensorIterator 的措辞抛出的。"
+        "真实 GPU 往往更早失败，在算子的 CUDA 内核的设备检查里，措辞也不同：它的消息显示在下面。"
         "下面修复后的流程在 CPU 上运行。",
     ),
     "sim.conv_dtype": W(
@@ -101,22 +102,6 @@ TEXT: dict[str, W] = {
         "输入是 bfloat16：同一个检查用它自己的消息报错。在 GPU 上，"
         "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
         "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
-    ),
-    "sim.meta_generate": W(
-        "Simulated with the meta device: this machine has no GPU, and generate() cannot run on fake tensors "
-        "(it reads token values to decide when to stop). Meta is a real second device type that holds shapes "
-        "but no data, so Transformers' own device-type check fires and prints its warning above. The special "
-        "token ids are unset on a shallow copy of the model so that generate() reaches that check before it "
-        "needs a token's value; then it fails, because meta tensors have no values to read. On a GPU host "
-        "this scenario runs for real (model on the CPU, input_ids on cuda:0).",
-        "用 meta 设备模拟：这台机器没有 GPU，"
-        "而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
-        "meta 是一个真实存在的第二种设备类型，只有形状没有数据，"
-        "所以 Transformers 自己的设备类型检查会触发，并打印上面的警告。"
-        "我们在模型的浅拷贝上取消了特殊 token 的 id，"
-        "让 generate() 在需要读取 token 值之前先到达这个检查；随后它失败，"
-        "因为 meta 张量没有值可读。在有 GPU 的机器上，这个场景会真实运行（模型在 CPU，"
-        "input_ids 在 cuda:0）。",
     ),
     "sim.big_model": W(
         "The loaded model is too large to copy for this scenario ({size}); it ran on the bundled model.",

@@ -79,9 +79,9 @@ TEXT: dict[str, W] = {
     "page.tab.compare": W("Compare", "对比"),
     "page.compare.intro": W(
         "Run every (device, dtype) pair through load, migrate, one prompt and a fixed number of greedy "
-        "tokens. The shared model is unloaded while the matrix runs.",
+        "tokens. The shared model is unloaded while the matrix runs, and loaded back afterwards.",
         "让每个（设备，数据类型）组合都走一遍：加载、迁移、同一个提示词、固定数量的贪心 token。"
-        "运行期间会卸载共享的模型。",
+        "运行期间会卸载共享的模型，结束后再重新加载。",
     ),
     "page.compare.pairs": W("Pairs to run", "要运行的组合"),
     "page.compare.tokens": W("greedy tokens per run", "每次运行的贪心 token 数"),

@@ -1,7 +1,8 @@
 """Every mistake the lab runs, by family: one module per family, each scenario with its own words.
 
 Adding a scenario touches one file: its family's module (its function, its words in both
-languages, its before/after code), listed in that module's SCENARIOS.
+languages, its before/after code, its two complete scripts), listed in that module's SCENARIOS.
+Each carries a `group` (harness.GROUPS): device, dtype, meta, checkpoint, silent, training.
 """
 
 from __future__ import annotations
@@ -10,18 +11,20 @@ import torch
 
 from playground.core.errors import UserError, shown
 from playground.lab.harness import Scenario
-from playground.lab.scenarios import checkpoints, devices, dtypes, meta, silent
+from playground.lab.scenarios import (calls, checkpoints, devices, dtypes, meta, silent, training, training_data,
+                                      training_state)
 
 SCENARIOS: dict[str, Scenario] = {
-    s.id: s for s in sorted((*devices.SCENARIOS, *dtypes.SCENARIOS, *meta.SCENARIOS, *checkpoints.SCENARIOS,
-                             *silent.SCENARIOS), key=lambda s: s.number)
+    s.id: s for s in sorted((*devices.SCENARIOS, *calls.SCENARIOS, *dtypes.SCENARIOS, *meta.SCENARIOS,
+                             *checkpoints.SCENARIOS, *silent.SCENARIOS, *training.SCENARIOS, *training_state.SCENARIOS,
+                             *training_data.SCENARIOS), key=lambda s: s.number)
 }
 
 
 def listing() -> list[dict]:
     """The lab's mistakes, in order: id, titles, whether a GPU is involved and whether it is simulated here."""
     gpu = torch.cuda.is_available()
-    return [{"id": s.id, "number": s.number, "title_en": s.title.en, "title_zh": s.title.zh,
+    return [{"id": s.id, "number": s.number, "title_en": s.title.en, "title_zh": s.title.zh, "group": s.group,
              "needs_gpu": s.needs_gpu, "silent": s.silent, "simulated_here": s.needs_gpu and not gpu}
             for s in SCENARIOS.values()]
 
@@ -30,5 +33,5 @@ def get(scenario_id: object) -> Scenario:
     """The scenario a visitor named, or a UserError listing them (the edge's one check)."""
     sc = SCENARIOS.get(scenario_id.strip()) if isinstance(scenario_id, str) else None
     if sc is None:
-        raise UserError(f"Unknown mistake {shown(scenario_id, 60)}. Pick one of: {', '.join(SCENARIOS)}.")
+        raise UserError.of("err.mistake", got=shown(scenario_id, 60), known=", ".join(SCENARIOS))
     return sc

@@ -10,9 +10,21 @@ from pathlib import Path
 import torch
 
 from playground.core.i18n import W
-from playground.lab.capture import attempt, fix
-from playground.lab.harness import Lab, load_checkpoint, row, scenario
+from playground.lab.capture import attempt
+from playground.lab.harness import Lab, load_checkpoint, row, run_fix, scenario
 from playground.lab.result import BreakResult
+from playground.lab.scripts import Script
+
+# What a script does on its own, where the lab writes the file with `save_tagged`: a checkpoint recorded
+# the way torch.save records one on a GPU machine. (On a GPU host, one past the last GPU: it cannot load there either.)
+GPU_CHECKPOINT = """
+import tempfile
+gpu = f"cuda:{torch.cuda.device_count()}"   # cuda:0 on this machine; a GPU that is not there, on a GPU host
+# This machine cannot save from a GPU; torch.serialization lets it record the location a GPU machine would.
+torch.serialization.register_package(0, lambda storage: gpu, lambda storage, location: None)
+ckpt = tempfile.mkdtemp() + "/model.pt"
+torch.save(model.state_dict(), ckpt)        # every storage recorded as living on the GPU
+"""
 
 
 LABELS = {
@@ -36,7 +48,7 @@ def _register_tagger() -> None:
     torch.serialization.register_package(3, _tagger, lambda storage, location: None)
 
 
-def _save_tagged(obj, path: str, location: str) -> None:
+def save_tagged(obj, path: str, location: str) -> None:
     """torch.save, recording every storage's location as `location` (what a save on that GPU records)."""
     _register_tagger()
     _TAG.location = location
@@ -70,6 +82,16 @@ state_dict = torch.load("model.pt", map_location="cpu", weights_only=True)
 model.load_state_dict(state_dict)
 """,
     labels=LABELS,
+    group="checkpoint",
+    script=Script("lm", setup=GPU_CHECKPOINT, broken="""
+state_dict = torch.load(ckpt, weights_only=True)   # no map_location: every storage restored on the GPU
+model.load_state_dict(state_dict)
+""", fix="""
+state_dict = torch.load(ckpt, map_location="cpu", weights_only=True)   # every storage onto the CPU first
+model.load_state_dict(state_dict)
+model = model.to(device)                   # then the model where this machine computes
+print(len(state_dict), "tensors loaded; on", {t.device for t in state_dict.values()}, "| model on", model.device)
+"""),
 )
 def cuda_checkpoint(lab: Lab, r: BreakResult) -> None:
     state = lab.cpu_model().state_dict()
@@ -77,7 +99,7 @@ def cuda_checkpoint(lab: Lab, r: BreakResult) -> None:
     location = f"cuda:{torch.cuda.device_count()}" if lab.gpu else "cuda:0"
     with tempfile.TemporaryDirectory(prefix="breakit-ckpt-") as folder:
         path = str(Path(folder) / "model.pt")
-        _save_tagged(state, path, location)
+        save_tagged(state, path, location)
         tags: list[str] = []
         torch.load(path, map_location=lambda storage, loc: tags.append(loc) or storage, weights_only=True)
         r.measured = {"checkpoint_bytes": Path(path).stat().st_size, "storage_locations_in_file": sorted(set(tags)),
@@ -85,13 +107,7 @@ def cuda_checkpoint(lab: Lab, r: BreakResult) -> None:
         name = next(iter(state))
         r.tensors = [row(f"{name} (saved)", state[name])]
         attempt(r, lambda: load_checkpoint(path))
-
-        def fixed():
-            loaded = torch.load(path, map_location="cpu", weights_only=True)
-            ok = all(torch.equal(loaded[k], state[k]) and loaded[k].device.type == "cpu" for k in state)
-            return ok, f"{len(loaded)} tensors loaded onto cpu, equal to the saved ones: {ok}", None
-
-        fix(r, fixed)
+        run_fix(lab, cuda_checkpoint, r, ckpt=path)
 
 
 SCENARIOS = (cuda_checkpoint,)

@@ -1,21 +1,40 @@
-"""Device mistakes: inputs, a model or one block left on the wrong device; a convolution; generate().
+"""Device mistakes in inference: inputs, the model or one block left on the wrong device.
 
-On a host without a GPU these run on PyTorch's fake `cuda:0` (see the harness) and are labelled simulated.
+On a host without a GPU these run on PyTorch's fake `cuda:0` (see the harness) and are labelled
+simulated; beside the fake tensors' message the page shows the one a real GPU raises
+(`playground.lab.gpu_wording`). The fixes run the fix scripts, on the CPU here.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict
 
 import torch
 
 from playground.core.i18n import W
-from playground.lab.capture import attempt, fix
-from playground.lab.harness import (FAKE, NEW_TOKENS, Lab, blocks, call_generate, convolve, expect_device_error,
-                                    fake_copy, generate_fixed, greedy, name_of, row, scenario, simulated)
+from playground.lab import gpu_wording
+from playground.lab.capture import attempt
+from playground.lab.harness import (FAKE, Lab, blocks, expect_device_error, fake_copy, greedy, name_of, row, run_fix,
+                                    scenario, simulated)
 from playground.lab.inspect import inspect
 from playground.lab.result import BreakResult
+from playground.lab.scripts import Script
+
+
+def real_gpu(r: BreakResult, op: str, arg: str, arg_device: str, common_device: str) -> None:
+    """Beside a simulated device mismatch: what a real GPU raises there, with the installed torch."""
+    built = gpu_wording.same_device(op, arg, arg_device, common_device) if r.simulated and r.raised else None
+    if built:
+        r.real_gpu_message, r.real_gpu_how = built
+
+
+FORWARD_FIX = """
+model = model.to(device)
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(model.device)   # the inputs follow the model
+with torch.inference_mode():
+    logits = model(input_ids).logits
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())), "| logits on", logits.device)
+"""
 
 
 @scenario(
@@ -43,6 +62,14 @@ input_ids = input_ids.to(model.device)
 logits = model(input_ids).logits
 """,
     needs_gpu=True,
+    group="device",
+    script=Script("lm", broken="""
+model = model.to(device)
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids   # made on the CPU, never moved
+with torch.inference_mode():
+    logits = model(input_ids).logits    # on a GPU: cuda weights meet cpu token ids in the embedding
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
+""", fix=FORWARD_FIX),
 )
 def inputs_on_cpu(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
@@ -53,7 +80,7 @@ def inputs_on_cpu(lab: Lab, r: BreakResult) -> None:
         r.tensors = [row("input_ids", lab.ids), row(emb, model.get_input_embeddings().weight)]
         with torch.inference_mode():
             attempt(r, lambda: greedy(model, lab.ids))
-        fix(r, generate_fixed(lab, model, lab.ids.to(model.device)), "cuda:0")
+        run_fix(lab, inputs_on_cpu, r)
         return
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -64,7 +91,9 @@ def inputs_on_cpu(lab: Lab, r: BreakResult) -> None:
     with mode, torch.no_grad():
         attempt(r, lambda: greedy(model, lab.ids))
     expect_device_error(r)
-    fix(r, generate_fixed(lab, src, lab.ids))
+    # a real CUDA embedding looks up its ids with index_select, whose generated wrapper checks the devices
+    real_gpu(r, "index_select", "index", "cpu", FAKE)
+    run_fix(lab, inputs_on_cpu, r)
 
 
 @scenario(
@@ -91,6 +120,13 @@ input_ids = input_ids.to("cuda")
 logits = model(input_ids).logits
 """,
     needs_gpu=True,
+    group="device",
+    script=Script("lm", broken="""
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)   # the inputs were moved...
+with torch.inference_mode():
+    logits = model(input_ids).logits    # ...the model never was: on a GPU, cpu weights meet cuda ids
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
+""", fix=FORWARD_FIX),
 )
 def model_on_cpu(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
@@ -101,8 +137,7 @@ def model_on_cpu(lab: Lab, r: BreakResult) -> None:
         r.tensors = [row("input_ids", ids), row(emb, src.get_input_embeddings().weight)]
         with torch.inference_mode():
             attempt(r, lambda: greedy(src, ids))
-        model = copy.deepcopy(src).to("cuda:0")
-        fix(r, generate_fixed(lab, model, ids), "cuda:0")
+        run_fix(lab, model_on_cpu, r)
         return
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -114,7 +149,8 @@ def model_on_cpu(lab: Lab, r: BreakResult) -> None:
     with mode, torch.no_grad():
         attempt(r, lambda: greedy(src, ids))
     expect_device_error(r)
-    fix(r, generate_fixed(lab, src, lab.ids))
+    real_gpu(r, "index_select", "index", FAKE, "cpu")  # the weight (cpu) comes first in index_select's check
+    run_fix(lab, model_on_cpu, r)
 
 
 @scenario(
@@ -147,6 +183,28 @@ model = model.to("cuda")   # one call moves every parameter and buffer
 # model = AutoModelForCausalLM.from_pretrained(path, device_map="auto")
 """,
     needs_gpu=True,
+    group="device",
+    script=Script("lm", broken="""
+for name, child in model.transformer.named_children():   # GPT-2: wte, wpe, drop, h, ln_f
+    if name != "h":
+        child.to(device)
+for block in model.transformer.h[1:]:                     # h[0] forgotten
+    block.to(device)
+model.lm_head.to(device)
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+with torch.inference_mode():
+    logits = model(input_ids).logits    # on a GPU: cuda hidden states meet h[0]'s cpu LayerNorm
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
+""", fix="""
+model = model.to(device)   # one call moves every parameter and buffer, whatever the architecture
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(model.device)
+placed = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
+print("devices the model's tensors are on:", placed)
+with torch.inference_mode():
+    logits = model(input_ids).logits
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
+assert len(placed) == 1
+"""),
 )
 def block_left_behind(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
@@ -171,136 +229,15 @@ def block_left_behind(lab: Lab, r: BreakResult) -> None:
     if lab.gpu:
         with torch.inference_mode():
             attempt(r, lambda: greedy(model, ids))
-        model.to("cuda:0")
-        fix(r, generate_fixed(lab, model, ids), "cuda:0")
+        run_fix(lab, block_left_behind, r)
         return
     with mode, torch.no_grad():
         attempt(r, lambda: greedy(model, ids))
     expect_device_error(r)
-    fix(r, generate_fixed(lab, src, lab.ids))
+    first = next(m for m in src.get_submodule(left).modules() if next(m.parameters(recurse=False), None) is not None)
+    if isinstance(first, torch.nn.LayerNorm):  # a real CUDA LayerNorm checks input, weight, bias in that order
+        real_gpu(r, "native_layer_norm", "weight", "cpu", FAKE)
+    run_fix(lab, block_left_behind, r)
 
 
-@scenario(
-    "conv-devices", 9,
-    title=W("A convolution whose input and weight live on different devices",
-            "卷积的输入和权重在不同设备上"),
-    explain=W(
-        "Causal LMs never raise this one; a small `nn.Conv2d` does. The convolution checks, before any "
-        "work, that its input and its weight have the same tensor type (device and dtype together), and "
-        "names both types when they differ. Move the input to the layer's device and dtype: "
-        "`x.to(conv.weight.device, conv.weight.dtype)`.",
-        "因果语言模型从不会抛出这个错误；一个小的 `nn.Conv2d` 会。"
-        "卷积在计算之前检查输入和权重的张量类型（设备和数据类型一起）是否相同，不同时写出两种类型。"
-        "把输入移到这一层的设备和数据类型上："
-        "`x.to(conv.weight.device, conv.weight.dtype)`。",
-    ),
-    before="""
-conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to("cuda")
-x = torch.randn(1, 3, 32, 32)
-y = conv(x)
-""",
-    after="""
-conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to("cuda")
-x = torch.randn(1, 3, 32, 32)
-y = conv(x.to(conv.weight.device, conv.weight.dtype))
-""",
-    needs_gpu=True,
-)
-def conv_devices(lab: Lab, r: BreakResult) -> None:
-    gen = torch.Generator().manual_seed(0)
-    conv = torch.nn.Conv2d(3, 8, kernel_size=3, bias=False)
-    x = torch.randn(1, 3, 32, 32, generator=gen)
-    if lab.gpu:
-        conv, r.device = conv.to("cuda:0"), "cuda:0"
-        r.tensors = [row("x", x), row("conv.weight", conv.weight)]
-        attempt(r, lambda: convolve(conv, x))
-    else:
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
-        mode = FakeTensorMode(allow_non_fake_inputs=True)
-        fconv = fake_copy(conv, mode)
-        probe = BreakResult(r.scenario, r.number, "", "")
-        with mode, torch.no_grad():
-            attempt(probe, lambda: convolve(fconv, x))
-        if probe.raised:  # a PyTorch whose fake convolution checks devices: use it
-            probe_fields = {k: v for k, v in asdict(probe).items() if k.startswith(("raised", "error", "frame"))}
-            for k, v in probe_fields.items():
-                setattr(r, k, v)
-            r.tensors = [row("x", x), row("conv.weight", fconv.weight)]
-            simulated(r)
-        else:  # the fake convolution skips the type check: trip the same check with a dtype difference
-            xb = x.to(torch.bfloat16)
-            r.tensors = [row("x", xb), row("conv.weight", conv.weight)]
-            with torch.no_grad():
-                attempt(r, lambda: convolve(conv, xb))
-            simulated(r, "sim.conv_dtype", "")
-            r.device = "cpu"
-            x = xb
-
-    def fixed():
-        with torch.no_grad():
-            y = conv(x.to(conv.weight.device, conv.weight.dtype))
-        return True, f"y: shape {list(y.shape)}, {str(y.dtype).removeprefix('torch.')} on {y.device}", None
-
-    fix(r, fixed, r.device if r.device.startswith("cuda") else "cpu")
-
-
-@scenario(
-    "generate-device-type", 10,
-    title=W("generate() called with input_ids on a different device type than the model",
-            "调用 generate() 时 input_ids 与模型的设备类型不同"),
-    explain=W(
-        "Transformers compares the device type of `input_ids` with the model's before generating (types "
-        "only: cuda:1 against cuda:0 passes) and warns when they differ. Transformers 5 then copies the "
-        "forward's inputs to the model's device before every step, so on a GPU the warning and a slower "
-        "loop are the cost; older versions failed with the device mismatch of the first mistake. Move "
-        "the inputs to `model.device` once, before calling generate().",
-        "Transformers 在生成前比较 `input_ids` 和模型的设备类型（只比较类型："
-        "cuda:1 对 cuda:0 不会触发），不同就发出警告。"
-        "Transformers 5 随后会在每一步前把前向传播的输入复制到模型所在设备，所以在 GPU 上，"
-        "代价是这条警告和更慢的循环；旧版本则会以第一个错误那样的设备不匹配失败。"
-        "调用 generate() 之前，把输入一次性移到 `model.device`。",
-    ),
-    before="""
-model = AutoModelForCausalLM.from_pretrained(path)          # stays on the CPU
-input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to("cuda")
-output = model.generate(input_ids, max_new_tokens=8)
-""",
-    after="""
-model = AutoModelForCausalLM.from_pretrained(path)
-input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(model.device)
-output = model.generate(input_ids, max_new_tokens=8)
-""",
-    needs_gpu=True,
-)
-def generate_device_type(lab: Lab, r: BreakResult) -> None:
-    src = lab.cpu_model()
-    mask = lab.mask if lab.mask is not None else torch.ones_like(lab.ids)
-    kwargs = dict(max_new_tokens=NEW_TOKENS, do_sample=False)
-    if lab.gpu:
-        ids, r.device = lab.ids.to("cuda:0"), "cuda:0"
-        r.tensors = [row("input_ids", ids), row("attention_mask", mask), row(
-            name_of(src, src.get_input_embeddings().weight), src.get_input_embeddings().weight)]
-        attempt(r, lambda: call_generate(src, ids, mask.to("cuda:0"), **kwargs))
-    else:
-        # A shallow copy shares every weight; only its generation settings differ (see sim.meta_generate).
-        shallow = copy.copy(src)
-        cfg = copy.deepcopy(src.generation_config)
-        cfg.eos_token_id = cfg.bos_token_id = cfg.pad_token_id = None
-        object.__setattr__(shallow, "generation_config", cfg)
-        ids = lab.ids.to("meta")
-        r.tensors = [row("input_ids", ids), row("attention_mask", mask), row(
-            name_of(src, src.get_input_embeddings().weight), src.get_input_embeddings().weight)]
-        attempt(r, lambda: call_generate(shallow, ids, mask, **kwargs))
-        simulated(r, "sim.meta_generate", "")
-        r.device = "meta"
-
-    def fixed():
-        with torch.inference_mode():
-            out = src.generate(input_ids=lab.ids.to(src.device), attention_mask=mask.to(src.device), **kwargs)
-        return True, lab.text(src, out), out.shape[1] - lab.ids.shape[1]
-
-    fix(r, fixed)
-
-
-SCENARIOS = (inputs_on_cpu, model_on_cpu, block_left_behind, conv_devices, generate_device_type)
+SCENARIOS = (inputs_on_cpu, model_on_cpu, block_left_behind)

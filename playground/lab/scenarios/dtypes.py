@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 
 from playground.core.i18n import W
-from playground.lab.capture import attempt, fix
-from playground.lab.harness import Lab, blocks, name_of, row, scenario
+from playground.lab.capture import attempt
+from playground.lab.harness import Lab, blocks, name_of, row, run_fix, scenario
 from playground.lab.result import BreakResult
+from playground.lab.scripts import Script
 
 
 def _next_from_embeds(model, input_ids, dtype=None):
@@ -46,6 +47,22 @@ model = model.to(torch.bfloat16)
 embeds = model.get_input_embeddings()(input_ids).to(model.dtype)
 logits = model(inputs_embeds=embeds).logits
 """,
+    group="dtype",
+    script=Script("lm", broken="""
+model = model.to(device, torch.bfloat16)
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+with torch.inference_mode():
+    embeds = model.get_input_embeddings()(input_ids).float()   # float32 embeddings...
+    logits = model(inputs_embeds=embeds).logits                  # ...into a bfloat16 model
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
+""", fix="""
+model = model.to(device, torch.bfloat16)
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+with torch.inference_mode():
+    embeds = model.get_input_embeddings()(input_ids).to(model.dtype)   # the model's own dtype
+    logits = model(inputs_embeds=embeds).logits
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())), "| logits in", logits.dtype)
+"""),
 )
 def dtype_mismatch(lab: Lab, r: BreakResult) -> None:
     low = lab.copy().to(torch.bfloat16)
@@ -57,14 +74,7 @@ def dtype_mismatch(lab: Lab, r: BreakResult) -> None:
                  row(name_of(low, low.get_input_embeddings().weight), low.get_input_embeddings().weight)]
     with torch.inference_mode():
         attempt(r, lambda: _next_from_embeds(low, lab.ids, torch.float32))
-
-    def fixed():
-        with torch.inference_mode():
-            nxt = _next_from_embeds(low, lab.ids, low.dtype)
-        tok = lab.tokenizer.decode(nxt)
-        return True, f"next token (bfloat16 model): {tok!r}", 1
-
-    fix(r, fixed)
+    run_fix(lab, dtype_mismatch, r)
 
 
 SCENARIOS = (dtype_mismatch,)

@@ -7,10 +7,33 @@ import tempfile
 import torch
 
 from playground.core.i18n import W
-from playground.core.paths import BUNDLED_DIR
-from playground.lab.capture import attempt, capture_logs, fix
-from playground.lab.harness import Lab, blocks, bundled, generate_fixed, greedy, move, name_of, row, scenario
+from playground.lab.capture import attempt, capture_logs
+from playground.lab.harness import Lab, blocks, greedy, move, name_of, row, run_fix, scenario
 from playground.lab.result import BreakResult
+from playground.lab.scripts import Script
+
+GREEDY = """
+with torch.inference_mode():
+    for _ in range(8):                                       # greedy decoding, one forward pass per token
+        logits = {m}(input_ids).logits
+        next_id = logits[:, -1:].argmax(-1)
+        input_ids = torch.cat([input_ids, next_id], dim=-1)
+print(repr(tokenizer.decode(input_ids[0])))
+"""
+SAME = """
+model = model.to(device)
+with torch.inference_mode():
+    same = torch.equal(empty(input_ids).logits, model(input_ids).logits)
+print("the same logits as the model from_pretrained built:", same)
+assert same
+"""
+DISPATCH = """
+n = model.config.n_layer                    # GPT-2's blocks: transformer.h.0 ... h.{n-1}
+device_map = {"transformer.wte": device, "transformer.wpe": device, "transformer.drop": device,
+              "transformer.ln_f": device, "lm_head": device,
+              **{f"transformer.h.{i}": device if i < n // 2 else "disk" for i in range(n)}}
+model = dispatch_model(model, device_map=device_map, main_device=device, offload_dir=tempfile.mkdtemp())
+"""
 
 
 def _empty_model(src):
@@ -20,20 +43,6 @@ def _empty_model(src):
 
     with init_empty_weights():
         return AutoModelForCausalLM.from_config(src.config).eval()
-
-
-def _weights(lab: Lab, src) -> dict:
-    """The checkpoint's tensors: the bundled safetensors file, or the loaded model's state_dict."""
-    if src is bundled()[0] and (BUNDLED_DIR / "model.safetensors").is_file():
-        from safetensors.torch import load_file
-
-        return load_file(str(BUNDLED_DIR / "model.safetensors"))
-    return src.state_dict()
-
-
-def _same_logits(a, b, ids) -> bool:
-    with torch.inference_mode():
-        return bool(torch.equal(a(ids).logits, b(ids).logits))
 
 
 def _offload_map(model, blocks_name: str, n_blocks: int) -> dict[str, str]:
@@ -64,14 +73,17 @@ def _offload_map(model, blocks_name: str, n_blocks: int) -> dict[str, str]:
         "and dtypes, no data. The forward pass does not fail, because meta operators only compute output "
         "shapes, so the logits come out on the meta device. The error appears where a meta result meets "
         "a real tensor: appending the next token to the CPU input_ids. Load real weights "
-        "(from_pretrained, or `load_state_dict(..., assign=True)`) before running.",
+        "(from_pretrained, or `load_state_dict(..., assign=True)`) before running. GPT-2's output layer is tied "
+        "to its embedding and not stored in the file, so `load_state_dict` needs `strict=False` for that one "
+        "key (the fix checks that it is the only one missing) and `tie_weights()` after.",
         "`init_empty_weights()`（或 `torch.device('meta')`）"
         "用 meta 张量构建模型：只有形状和数据类型，没有数据。前向传播并不报错，"
         "因为 meta 算子只计算输出形状，所以 logits 也在 meta 设备上。"
         "错误出现在 meta 结果遇到真实张量的地方："
         "把下一个 token 拼接到 CPU 上的 input_ids 时。"
         "运行之前先加载真实权重（from_pretrained，"
-        "或 `load_state_dict(..., assign=True)`）。",
+        "或 `load_state_dict(..., assign=True)`）。GPT-2 的输出层与词嵌入绑定，文件里不保存它，"
+        "所以 `load_state_dict` 对这一个键需要 `strict=False`（修复会检查缺少的只有它），之后再调用 `tie_weights()`。",
     ),
     before="""
 with init_empty_weights():
@@ -81,10 +93,30 @@ output = generate(model, input_ids)
     after="""
 with init_empty_weights():
     model = AutoModelForCausalLM.from_config(config)
-model.load_state_dict(load_file("model.safetensors"), assign=True)
-model.tie_weights()
+# strict=False: the tied lm_head.weight is not in the file (strict=True refuses: "Missing key(s)")
+model.load_state_dict(load_file("model.safetensors"), assign=True, strict=False)
+model.tie_weights()           # so tie it to the embedding again
 output = generate(model, input_ids)
 """,
+    group="meta",
+    bundled_only=True,
+    script=Script("lm", imports="from accelerate import init_empty_weights\nfrom safetensors.torch import load_file",
+                  broken="""
+with init_empty_weights():
+    empty = AutoModelForCausalLM.from_config(model.config).eval()   # shapes and dtypes, no data
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids
+# meta in, meta out: the forward pass does not fail; then cat() meets the real (CPU) input_ids
+""" + GREEDY.format(m="empty"), fix="""
+with init_empty_weights():
+    empty = AutoModelForCausalLM.from_config(model.config).eval()   # from_config builds it in train mode
+state = load_file(f"{path}/model.safetensors")                # the real weights
+missing, unexpected = empty.load_state_dict(state, assign=True, strict=False)
+print("in the model, not in the file:", missing, "| in the file, not in the model:", unexpected)
+assert set(missing) <= {"lm_head.weight"} and not unexpected  # GPT-2's head is the embedding, tied: not stored
+empty.tie_weights()                                           # so tie it again (strict=True would refuse)
+empty = empty.to(device)
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+""" + SAME + GREEDY.format(m="empty")),
 )
 def meta_weights_run(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
@@ -96,15 +128,7 @@ def meta_weights_run(lab: Lab, r: BreakResult) -> None:
         logits = empty(lab.ids).logits
         r.tensors.append(row("logits", logits))
         attempt(r, lambda: greedy(empty, lab.ids))
-
-    def fixed():
-        empty.load_state_dict(_weights(lab, src), assign=True, strict=False)
-        empty.tie_weights()
-        ok = _same_logits(empty, src, lab.ids)
-        ok_, text, n = generate_fixed(lab, empty, lab.ids)()
-        return ok and ok_, text, n
-
-    fix(r, fixed)
+    run_fix(lab, meta_weights_run, r)
 
 
 @scenario(
@@ -135,6 +159,24 @@ model.tie_weights()                     # to_empty untied lm_head and wte
 # buffers missing from the file (non-persistent, e.g. rotary inv_freq)
 # hold garbage now: recompute them, or load with from_pretrained instead
 """,
+    group="meta",
+    bundled_only=True,
+    script=Script("lm", imports="from safetensors.torch import load_file", broken="""
+with torch.device("meta"):
+    empty = AutoModelForCausalLM.from_config(model.config)   # every tensor on meta: no data
+empty = empty.to(device)                                      # .to() copies data, and there is none
+""", fix="""
+with torch.device("meta"):
+    empty = AutoModelForCausalLM.from_config(model.config)
+empty = empty.to_empty(device=device).eval()                  # allocate on the device, uninitialised
+missing, unexpected = empty.load_state_dict(load_file(f"{path}/model.safetensors"), strict=False)
+assert set(missing) <= {"lm_head.weight"} and not unexpected  # the tied head is not stored
+empty.tie_weights()                                           # to_empty untied the head and the embedding
+# (a non-persistent buffer, e.g. Llama's rotary inv_freq, is in no file: it would hold garbage now;
+# GPT-2 has none. Recompute such buffers, or load with from_pretrained.)
+print("buffers:", [name for name, _ in empty.named_buffers()])
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+""" + SAME),
 )
 def meta_weights_moved(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
@@ -143,21 +185,7 @@ def meta_weights_moved(lab: Lab, r: BreakResult) -> None:
     r.device = "meta"
     r.tensors = [row(emb, empty.get_input_embeddings().weight)]
     attempt(r, lambda: move(empty, "cpu"))
-
-    def fixed():
-        empty.to_empty(device="cpu")
-        weights = _weights(lab, src)
-        empty.load_state_dict(weights, strict=False)
-        empty.tie_weights()
-        # non-persistent buffers (Llama's rotary inv_freq) are in no checkpoint: to_empty left them uninitialised
-        for name, _ in empty.named_buffers():
-            if name not in weights:
-                empty.get_buffer(name).copy_(src.get_buffer(name))
-        ok = _same_logits(empty, src, lab.ids)
-        ok_, text, n = generate_fixed(lab, empty, lab.ids)()
-        return ok and ok_, text, n
-
-    fix(r, fixed)
+    run_fix(lab, meta_weights_moved, r)
 
 
 @scenario(
@@ -187,6 +215,17 @@ model = dispatch_model(model, device_map=device_map,
 print(model.hf_device_map)   # leave placement to the hooks
 output = generate(model, input_ids)
 """,
+    group="meta",
+    bundled_only=True,
+    script=Script("lm", imports="import tempfile\nfrom accelerate import dispatch_model", broken=DISPATCH + """
+model = model.to(device)     # Accelerate's wrapper of .to(): offloaded weights are meta until their forward
+""", fix=DISPATCH + """
+print(model.hf_device_map)   # leave the placement to Accelerate's hooks, and call the model as it is
+input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+with torch.inference_mode():
+    logits = model(input_ids).logits   # each offloaded block is read from the disk for its forward pass
+print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
+"""),
 )
 def offloaded_moved(lab: Lab, r: BreakResult) -> None:
     from accelerate import dispatch_model
@@ -205,14 +244,7 @@ def offloaded_moved(lab: Lab, r: BreakResult) -> None:
                               next(model.get_submodule(last).named_parameters()))
         r.tensors = [row(f"{blocks_name}.0.{n0}", p0), row(f"{last}.{n1}", p1)]
         attempt(r, lambda: move(model, "cpu"))
-        ref = lab.cpu_model()
-
-        def fixed():
-            ok = _same_logits(model, ref, lab.ids)
-            ok_, text, n = generate_fixed(lab, model, lab.ids)()
-            return ok and ok_, text, n
-
-        fix(r, fixed)
+    run_fix(lab, offloaded_moved, r)
 
 
 

@@ -1,4 +1,8 @@
-"""The Compare tab: every (device, dtype) pair through the same load, prompt and greedy tokens."""
+"""The Compare tab: every (device, dtype) pair through the same load, prompt and greedy tokens, repeated.
+
+The result is kept as data (the rows, and how the visitor's model was loaded back) and rendered in the
+page's language: the charts' titles and axes, the table, the note under it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from playground.core.i18n import t
 from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
-from playground.web import handlers as h, views
+from playground.web import compare_views as views, handlers as h
 from playground.web.page import LANE, PRIVATE, Page
 
 
@@ -17,7 +21,7 @@ def build(page: Page) -> None:
     with w(gr.Tab(t("page.tab.compare", en), id="compare", elem_id="tab-compare"), "label", "page.tab.compare"):
         w(gr.Markdown(t("page.compare.intro", en)), "value", "page.compare.intro")
         with gr.Row():
-            model = w(gr.Dropdown(choices=[(e.label, e.id) for e in catalog.catalog()], value=BUNDLED_NAME,
+            model = w(gr.Dropdown(choices=catalog.choices(en), value=BUNDLED_NAME,
                                   allow_custom_value=True, label=t("page.model", en), elem_id="cmp-model"),
                       "label", "page.model")
             pairs = w(gr.CheckboxGroup(matrix.available_pairs(), value=matrix.available_pairs(),
@@ -29,12 +33,17 @@ def build(page: Page) -> None:
             run = w(gr.Button(t("page.compare.run", en), variant="primary", elem_id="cmp-run"), "value", "page.compare.run")
             stop = w(gr.Button(t("page.compare.stop", en), variant="stop", elem_id="cmp-stop"),
                      "value", "page.compare.stop")
+        returned = gr.Markdown(elem_id="cmp-returned")
         with gr.Row(elem_id="cmp-charts"):
-            charts = [gr.BarPlot(x="pair", y=col, title=title, height=220, elem_classes=["cmp-chart"])
-                      for col, title in views.COMPARE_CHARTS]
+            charts = [gr.BarPlot(x="pair", y=col, height=260, elem_classes=["cmp-chart"], min_width=200,
+                                 **views.chart_words([], col, key, en))
+                      for col, key in views.CHARTS]
         table = gr.Markdown(elem_id="cmp-table")
         files = w(gr.File(label=t("page.compare.files", en), file_count="multiple", elem_id="cmp-files"),
                   "label", "page.compare.files")
-    run.click(h.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, files, page.status],
+        result = gr.State(None)  # (rows, how the visitor's model came back); inside the tab, as every child of gr.Tabs
+    run.click(h.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, returned, files, page.status, result],
               api_visibility="private", **LANE)
     stop.click(h.ui_compare_stop, None, None, **PRIVATE)
+    page.on_language(lambda lang, res: [*h.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
+                     [*charts, table, returned, model], [result])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from playground.core.i18n import t
+from playground.lab import render
 from playground.web import handlers as h
 from playground.web.page import Page
 
@@ -16,4 +17,6 @@ def build(page: Page) -> None:
         box = w(gr.Textbox(label=t("page.diagnose.box", en), lines=8, elem_id="diagnose-box"), "label", "page.diagnose.box")
         run = w(gr.Button(t("page.diagnose.run", en), elem_id="diagnose-run"), "value", "page.diagnose.run")
         out = gr.Markdown(elem_id="diagnose")
-    run.click(h.ui_diagnose, [box, page.lang], out, api_visibility="private")
+        found = gr.State(None)  # the diagnosis, as data: said again when the language changes
+    run.click(h.ui_diagnose, [box, page.lang], [out, found], api_visibility="private")
+    page.on_language(lambda lang, f: [render.diagnose_markdown(f, lang) if f is not None else ""], [out], [found])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from playground.core.i18n import t
+from playground.lab import render
 from playground.web import handlers as h
 from playground.web.page import LANE, Page
 
@@ -17,5 +18,7 @@ def build(page: Page) -> None:
             loaded = w(gr.Button(t("page.inspect.loaded", en), elem_id="inspect-loaded"), "value", "page.inspect.loaded")
             half = w(gr.Button(t("page.inspect.half", en), elem_id="inspect-half"), "value", "page.inspect.half")
         out = gr.Markdown(elem_id="inspect")
-    loaded.click(lambda lang: h.ui_inspect("loaded", lang), page.lang, out, api_visibility="private", **LANE)
-    half.click(lambda lang: h.ui_inspect("half", lang), page.lang, out, api_visibility="private", **LANE)
+        found = gr.State(None)  # the inspection, as data: said again when the language changes
+    loaded.click(lambda lang: h.ui_inspect("loaded", lang), page.lang, [out, found], api_visibility="private", **LANE)
+    half.click(lambda lang: h.ui_inspect("half", lang), page.lang, [out, found], api_visibility="private", **LANE)
+    page.on_language(lambda lang, f: [render.inspect_markdown(f, lang) if f is not None else ""], [out], [found])

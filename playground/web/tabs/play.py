@@ -1,4 +1,9 @@
-"""The Playground tab: pick, estimate and load a model; generate, or break it; the code to copy."""
+"""The Playground tab: pick, estimate and load a model; generate, or break it; the code to copy.
+
+Every result is kept as data in a `gr.State` (the load report, the estimate, the timeline, the final
+stats, the lab result) and rendered by a view in the page's language, so that switching the language
+says it again instead of wiping it.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,13 @@ import gradio as gr
 
 from playground.core import settings
 from playground.core.i18n import t
-from playground.core.inputs import DEFAULT_PROMPT
+from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
 from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.lab import scenarios
 from playground.load import catalog
 from playground.web import handlers as h, views
+from playground.web.tabs import lab_scripts
 from playground.web.page import LANE, PRIVATE, Page
 
 
@@ -27,7 +33,7 @@ def build(page: Page) -> None:
         with gr.Row():
             with gr.Column(scale=1):
                 model = w(gr.Dropdown(
-                    choices=[(e.label, e.id) for e in catalog.catalog()], value=BUNDLED_NAME,
+                    choices=catalog.choices(en), value=BUNDLED_NAME,
                     allow_custom_value=True, label=t("page.model", en), info=t("page.model.info", en),
                     elem_id="model"), "label", "page.model", info="page.model.info")
                 device = w(gr.Radio(usable, value="cpu", label=t("page.device", en), elem_id="device"),
@@ -41,28 +47,34 @@ def build(page: Page) -> None:
                     est_btn = w(gr.Button(t("page.estimate", en), elem_id="estimate"), "value", "page.estimate")
                 est_md = gr.Markdown(elem_id="estimate-out")
                 with w(gr.Accordion(t("page.devices", en), open=False), "label", "page.devices"):
-                    gr.HTML(views.devices_html(devs), elem_id="devices")
+                    devices_md = gr.HTML(views.devices_html(devs), elem_id="devices")
             with gr.Column(scale=2):
-                report_md = w(gr.Markdown(t("page.report.empty", en), elem_id="report"), "value", "page.report.empty")
+                report_md = gr.Markdown(t("page.report.empty", en), elem_id="report")
                 with w(gr.Accordion(t("page.report.json", en), open=False), "label", "page.report.json"):
                     report_json = gr.JSON(elem_id="report-json")
                 with w(gr.Accordion(t("timeline.title", en), open=True), "label", "timeline.title"):
-                    timeline = gr.LinePlot(x="seconds", y="MiB", color="phase", height=260,
-                                           elem_id="timeline", label="process RSS (MiB)")
+                    # height: room for the plot and, under it, the legend of every phase's colour
+                    timeline = w(gr.LinePlot(x="seconds", y="MiB", color="phase", height=340, elem_id="timeline",
+                                             label=t("timeline.y", en), **views.timeline_words(en)),
+                                 "label", "timeline.y")
                     peaks_md = gr.Markdown(elem_id="peaks")
         w(gr.Markdown(t("page.generate.title", en)), "value", "page.generate.title")
         prompt = w(gr.Textbox(DEFAULT_PROMPT, label=t("page.prompt", en), lines=2, elem_id="prompt"),
                    "label", "page.prompt")
-        with gr.Row():
+        chat = w(gr.Checkbox(True, label=t("page.chat", en), info=t("page.chat.info", en), elem_id="chat"),
+                 "label", "page.chat", info="page.chat.info")
+        decoding = w(gr.Radio(views.decoding_choices(en), value="sampled", label=t("page.decoding", en),
+                              elem_id="decoding"), "label", "page.decoding")
+        with gr.Row(elem_id="gen-settings"):
             max_new = w(gr.Slider(1, settings.read().max_new_tokens, value=64, step=1, label=t("page.max_new", en),
-                                  elem_id="max-new"), "label", "page.max_new")
-            temperature = w(gr.Slider(0, 2, value=0, step=0.05, label=t("page.temperature", en),
-                                      elem_id="temperature"), "label", "page.temperature")
-            top_p = w(gr.Slider(0.05, 1, value=1, step=0.05, label=t("page.top_p", en), elem_id="top-p"),
-                      "label", "page.top_p")
-            seed = w(gr.Number(0, precision=0, label=t("page.seed", en), elem_id="seed"), "label", "page.seed")
-        engine = w(gr.Radio([("generate()", "generate"), ("manual loop + KV cache", "manual"),
-                             ("manual loop, no cache", "manual-nocache")], value="generate",
+                                  elem_id="max-new", min_width=260), "label", "page.max_new")
+            temperature = w(gr.Slider(0, 2, value=SAMPLED["temperature"], step=0.05, label=t("page.temperature", en),
+                                      elem_id="temperature", min_width=220), "label", "page.temperature")
+            top_p = w(gr.Slider(0.05, 1, value=SAMPLED["top_p"], step=0.05, label=t("page.top_p", en),
+                                elem_id="top-p", min_width=200), "label", "page.top_p")
+            seed = w(gr.Number(SAMPLED["seed"], precision=0, label=t("page.seed", en), elem_id="seed", min_width=120),
+                     "label", "page.seed")
+        engine = w(gr.Radio(views.engine_choices(en), value="generate",
                             label=t("page.engine", en), info=t("page.engine.info", en), elem_id="engine"),
                    "label", "page.engine", info="page.engine.info")
         with gr.Row():
@@ -75,20 +87,39 @@ def build(page: Page) -> None:
                         "value", "page.generate")
             stop_btn = w(gr.Button(t("page.stop", en), variant="stop", elem_id="stop"), "value", "page.stop")
         lab_md = gr.Markdown(elem_id="lab")
+        lab_scripts.build(page, mistake)
         output = w(gr.Textbox(label=t("page.output", en), lines=8, elem_id="output"), "label", "page.output")
         stats_md = gr.Markdown(elem_id="stats")
-        snippet_code = w(gr.Code(language="python", label=t("page.snippet", en), interactive=False,
-                                 buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
+        snippet_code = w(gr.Code(t("page.snippet.none", en), language="python", label=t("page.snippet", en),
+                                 interactive=False, buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
+        # results as data, said again in the page's language when it changes (inside the tab: a child of
+        # gr.Tabs that is not a tab shifts the tabs' labels)
+        report_s, est_s, timeline_s, stats_s, lab_s, room_s = (gr.State(None) for _ in range(6))
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
     load_btn.click(h.ui_load, [model, device, dtype, page.lang],
-                   [report_md, report_json, page.status, max_new, timeline, peaks_md],
-                   api_visibility="undocumented", **LANE)
+                   [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s],
+                   api_visibility="undocumented", **LANE
+                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
-    est_btn.click(h.ui_estimate, [model, device, dtype, page.lang], est_md, api_visibility="private", **LANE)
-    gen_btn.click(h.ui_generate, [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang],
-                  [output, stats_md, snippet_code, lab_md, timeline, peaks_md], api_visibility="undocumented", **LANE)
+    est_btn.click(h.ui_estimate, [model, device, dtype, page.lang], [est_md, est_s], api_visibility="private", **LANE)
+    # max_new_tokens' top follows what the prompt leaves of the context, as the visitor types
+    for comp in (prompt, chat):
+        comp.change(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s],
+                    trigger_mode="always_last", **PRIVATE)
+    # greedy is one click away, and the switch follows the sliders
+    decoding.input(h.ui_decoding, decoding, [temperature, top_p, seed], **PRIVATE)
+    for comp in (temperature, top_p, seed):
+        comp.input(h.ui_decoding_of, [temperature, top_p, seed], decoding, **PRIVATE)
+    gen_btn.click(h.ui_generate,
+                  [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
+                  [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s],
+                  api_visibility="undocumented", **LANE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
+    page.on_language(h.relang_play,
+                     [report_md, est_md, timeline, peaks_md, stats_md, lab_md, max_new, model, engine, decoding,
+                      devices_md],
+                     [report_s, est_s, timeline_s, stats_s, lab_s, room_s, max_new])

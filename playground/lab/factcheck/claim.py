@@ -1,0 +1,71 @@
+"""A fact-check's parts: the claim as the tutorial says it, the evidence a check produces, the result.
+
+`check(claim)` runs a claim's experiment now and puts the result together; the verdict comes
+from the evidence (the check computes it), never from a table.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from playground.core import threads
+from playground.core.i18n import W
+
+VERDICTS = ("true", "false", "partly", "not measurable here")
+
+# The five tutorials (in ../shared/seeds/ when this project was built), by their titles.
+T1 = "T1 “model.to(DEVICE) 详解：作用、后台过程与影响”"
+T2 = "T2 “模型重要方法详解：除了 generate 之外”"
+T3 = "T3 “.to(device)没写对引发的'血案'与最佳实践”"
+T4 = "T4 “pytorch .to(device)用法和原理”"
+T5 = "T5 “pytorch一些容易错的地方”"
+
+
+@dataclass
+class Evidence:
+    """What a check found: the verdict follows from it."""
+
+    verdict: str
+    text: W  # the evidence, with {fields}
+    fields: dict = field(default_factory=dict)
+    live: bool = True
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    claim: W  # en: our translation; zh: the tutorial's words as printed
+    source: str  # which tutorial, which section
+    check: Callable[[], Evidence]
+    where: str = ""  # where the playground shows it: a scenario id, or a panel
+
+
+@dataclass
+class FactResult:
+    id: str
+    claim_en: str
+    claim_zh: str
+    source: str
+    verdict: str
+    evidence_en: str
+    evidence_zh: str
+    live: bool
+    fields: dict
+    seconds: float
+    where: str
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def check(claim: Claim) -> FactResult:
+    """Run a claim's experiment now, in a thread that ends with it (see playground.core.threads)."""
+    t0 = time.perf_counter()
+    ev = threads.run(claim.check, name="fact-check")
+    if ev.verdict not in VERDICTS:
+        raise ValueError(f"{claim.id}: verdict {ev.verdict!r}")
+    return FactResult(claim.id, claim.claim.en, claim.claim.zh, claim.source, ev.verdict,
+                      ev.text.say("en", **ev.fields), ev.text.say("zh", **ev.fields), ev.live, dict(ev.fields),
+                      round(time.perf_counter() - t0, 3), claim.where)

@@ -1,0 +1,203 @@
+"""Device mistakes in single calls: a convolution fed a CPU input, generate() given inputs on another device.
+
+Neither is raised by a CPU alone. The convolution runs on fake `cuda:0` where PyTorch's fake
+convolution checks devices, or trips the same type check with a dtype; generate() meets
+Transformers' own device check on input_ids placed on meta, the one other device type here.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import asdict
+
+import torch
+import transformers
+
+from playground.core.i18n import W, said
+from playground.lab import gpu_wording, messages
+from playground.lab.capture import attempt, frames
+from playground.lab.library_text import source_line
+from playground.lab.harness import Lab, call_generate, convolve, fake_copy, name_of, row, run_fix, scenario, simulated
+from playground.lab.result import BreakResult
+from playground.lab.scripts import Script
+
+GENERATE_WARNING = r"You are calling \.generate\(\) with the `input_ids` being on a device type different"
+
+
+@scenario(
+    "conv-devices", 9,
+    title=W("A convolution whose input and weight live on different devices",
+            "卷积的输入和权重在不同设备上"),
+    explain=W(
+        "Causal LMs never raise this one; a small `nn.Conv2d` does. The convolution checks, before any "
+        "work, that its input and its weight have the same tensor type (device and dtype together), and "
+        "names both types when they differ. Move the input to the layer's device and dtype: "
+        "`x.to(conv.weight.device, conv.weight.dtype)`.",
+        "因果语言模型从不会抛出这个错误；一个小的 `nn.Conv2d` 会。"
+        "卷积在计算之前检查输入和权重的张量类型（设备和数据类型一起）是否相同，不同时写出两种类型。"
+        "把输入移到这一层的设备和数据类型上："
+        "`x.to(conv.weight.device, conv.weight.dtype)`。",
+    ),
+    before="""
+conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to("cuda")
+x = torch.randn(1, 3, 32, 32)
+y = conv(x)
+""",
+    after="""
+conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to("cuda")
+x = torch.randn(1, 3, 32, 32)
+y = conv(x.to(conv.weight.device, conv.weight.dtype))
+""",
+    needs_gpu=True,
+    group="device",
+    script=Script("bare", broken="""
+conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to(device)
+x = torch.randn(1, 3, 32, 32)          # made on the CPU
+with torch.no_grad():
+    y = conv(x)                        # on a GPU: a cpu input, a cuda weight
+print("y:", tuple(y.shape), y.dtype, "on", y.device)
+""", fix="""
+conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to(device)
+x = torch.randn(1, 3, 32, 32)
+with torch.no_grad():
+    y = conv(x.to(conv.weight.device, conv.weight.dtype))   # the input follows the layer
+print("y:", tuple(y.shape), y.dtype, "on", y.device)
+"""),
+)
+def conv_devices(lab: Lab, r: BreakResult) -> None:
+    gen = torch.Generator().manual_seed(0)
+    conv = torch.nn.Conv2d(3, 8, kernel_size=3, bias=False)
+    x = torch.randn(1, 3, 32, 32, generator=gen)
+    if lab.gpu:
+        conv, r.device = conv.to("cuda:0"), "cuda:0"
+        r.tensors = [row("x", x), row("conv.weight", conv.weight)]
+        attempt(r, lambda: convolve(conv, x))
+    else:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        mode = FakeTensorMode(allow_non_fake_inputs=True)
+        fconv = fake_copy(conv, mode)
+        probe = BreakResult(r.scenario, r.number, "", "")
+        with mode, torch.no_grad():
+            attempt(probe, lambda: convolve(fconv, x))
+        if probe.raised:  # a PyTorch whose fake convolution checks devices: use it
+            probe_fields = {k: v for k, v in asdict(probe).items() if k.startswith(("raised", "error", "frame"))}
+            for k, v in probe_fields.items():
+                setattr(r, k, v)
+            r.tensors = [row("x", x), row("conv.weight", fconv.weight)]
+            simulated(r)
+        else:  # the fake convolution skips the type check: trip the same check with a dtype difference
+            xb = x.to(torch.bfloat16)
+            r.tensors = [row("x", xb), row("conv.weight", conv.weight)]
+            with torch.no_grad():
+                attempt(r, lambda: convolve(conv, xb))
+            simulated(r, "sim.conv_dtype", "")
+            r.device = "cpu"
+        # the real message names the legacy tensor types: a fake cuda tensor knows its own
+        built = gpu_wording.conv_types(x.type(), fconv.weight.type())
+        if built and r.raised:
+            r.real_gpu_message, r.real_gpu_how = built
+    run_fix(lab, conv_devices, r)
+
+
+LABELS = {
+    "transformers": W("Transformers version", "Transformers 版本"),
+    "warns_when": W("when generate() warns (the installed source)", "generate() 何时发出警告（已安装的源码）"),
+    "moves_inputs": W("where it moves the forward's inputs (the installed source)",
+                      "它在哪里移动前向传播的输入（已安装的源码）"),
+}
+
+
+@scenario(
+    "generate-device-type", 10,
+    title=W("generate() called with input_ids on a different device type than the model",
+            "调用 generate() 时 input_ids 与模型的设备类型不同"),
+    explain=W(
+        "Nothing fails. Before generating, Transformers compares the device type of `input_ids` with the "
+        "model's (types only: cuda:1 against cuda:0 passes) and warns when they differ and the inputs are "
+        "not on the CPU. Then, before every forward pass, `prepare_inputs_for_generation` copies the "
+        "forward's inputs to the model's device, so generation succeeds: on a GPU host the cost is the "
+        "warning and a copy per token. Inputs on the CPU with a model on a GPU do not even warn: "
+        "Transformers supports them on purpose. (A direct `model(input_ids)` call moves nothing and "
+        "raises: see the first two mistakes.) Move the inputs to `model.device` once, before generate().",
+        "不会报错。生成之前，Transformers 比较 `input_ids` 和模型的设备类型（只比较类型："
+        "cuda:1 对 cuda:0 不会触发），两者不同且输入不在 CPU 上时发出警告。"
+        "之后在每次前向传播前，`prepare_inputs_for_generation` 把前向传播的输入复制到模型所在设备，"
+        "所以生成会成功：在有 GPU 的机器上，代价是这条警告和每个 token 一次复制。"
+        "输入在 CPU、模型在 GPU 时甚至不会警告：Transformers 有意支持这种情况。"
+        "（直接调用 `model(input_ids)` 不会移动任何东西，会报错：见前两个错误。）"
+        "在 generate() 之前，把输入一次性移到 `model.device`。",
+    ),
+    before="""
+model = AutoModelForCausalLM.from_pretrained(path)          # stays on the CPU
+inputs = tokenizer(prompt, return_tensors="pt").to("cuda")
+output = model.generate(**inputs, max_new_tokens=8)
+""",
+    after="""
+model = AutoModelForCausalLM.from_pretrained(path).to("cuda")
+inputs = tokenizer(prompt, return_tensors="pt").to(model.device)
+output = model.generate(**inputs, max_new_tokens=8)
+""",
+    needs_gpu=True,
+    silent=True,
+    group="device",
+    labels=LABELS,
+    script=Script("lm", broken="""
+inputs = tokenizer(prompt, return_tensors="pt").to(device)             # on a GPU host: cuda:0
+output = model.generate(**inputs, max_new_tokens=8, do_sample=False)    # the model stayed on the CPU
+print(repr(tokenizer.decode(output[0])), "| output on", output.device)
+""", fix="""
+model = model.to(device)
+inputs = tokenizer(prompt, return_tensors="pt").to(model.device)       # the inputs follow the model
+output = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+print(repr(tokenizer.decode(output[0])), "| output on", output.device)
+"""),
+)
+def generate_device_type(lab: Lab, r: BreakResult) -> None:
+    from transformers.generation import utils as generation
+
+    src = lab.cpu_model()
+    r.measured = {"transformers": transformers.__version__,
+                  "warns_when": source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),
+                  "moves_inputs": source_line(generation.GenerationMixin.prepare_inputs_for_generation,
+                                               "move_to_device(model_inputs")}
+    mask = lab.mask if lab.mask is not None else torch.ones_like(lab.ids)
+    if lab.gpu:  # for real: the broken script's setting, generation included
+        ids, r.device = lab.ids.to("cuda:0"), "cuda:0"
+        r.tensors = [row("input_ids", ids), row(name_of(src, src.get_input_embeddings().weight),
+                                                src.get_input_embeddings().weight)]
+        attempt(r, lambda: call_generate(src, ids, mask.to("cuda:0"), max_new_tokens=8, do_sample=False))
+        run_fix(lab, generate_device_type, r)
+        return
+    # Here: Transformers' own check, on input_ids placed on meta. Meta holds no data, so the run is
+    # stopped at that check (its warning turned into an exception for this call only), before
+    # generate() would need a token's value. The special token ids are unset on a shallow copy (same
+    # weights) for the same reason: generate() reads them before the check.
+    shallow = copy.copy(src)
+    cfg = copy.deepcopy(src.generation_config)
+    cfg.eos_token_id = cfg.bos_token_id = cfg.pad_token_id = None
+    object.__setattr__(shallow, "generation_config", cfg)
+    ids = lab.ids.to("meta")
+    r.tensors = [row("input_ids", ids), row(name_of(src, src.get_input_embeddings().weight),
+                                            src.get_input_embeddings().weight)]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=GENERATE_WARNING)  # for this call: stop at the check
+        try:
+            call_generate(shallow, ids, mask, max_new_tokens=8, do_sample=False)
+        except UserWarning as w:
+            r.warnings.append(str(w))
+            r.notes.append(said("sim.generate_stopped", frame=frames(w)[1] or ""))
+        except Exception as e:  # the check was not reached: say what stopped it; no exception as the mistake's
+            r.cannot_run = said("sim.cannot_run", error_type=type(e).__name__, raised_in=frames(e)[1] or "",
+                                message=str(e)[:300])
+    simulated(r, "sim.generate_check", "")
+    r.device = "meta"
+    template = next((e for e in messages.catalog() if e.kind == "generate"), None)
+    if template is not None and r.warnings:  # the warning as a GPU host prints it: model on cpu, inputs on cuda
+        r.real_gpu_message = template.text.replace("{}", "cuda", 1).replace("{}", "cpu")
+        r.real_gpu_how = said("gpu.template", source=template.source)
+    run_fix(lab, generate_device_type, r)
+
+
+SCENARIOS = (conv_devices, generate_device_type)

@@ -1,0 +1,94 @@
+"""What the Compare tab shows: the table, the charts' data and words, and the model loaded back, in either language.
+
+Pure formatting of rows that `playground.run.compare` measured: no Gradio, no
+measuring. The charts list their bars in the table's order, name their axes
+with units, and the bound column says which limit a row is up against.
+"""
+
+from __future__ import annotations
+
+from playground.core.i18n import t
+from playground.core.units import fmt_bytes
+from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP
+from playground.web.views import secs
+
+# (column of the frame, words of the chart's title); the x axis is the pair, in the table's order
+CHARTS = (("load_s", "cmp.chart.load"), ("migrate_s", "cmp.chart.migrate"), ("ttft_s", "cmp.chart.ttft"),
+          ("decode_tokens_per_s", "cmp.chart.rate"), ("peak_rss_MiB", "cmp.chart.rss"))
+
+
+def _dicts(rows) -> list[dict]:
+    return [r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in rows]
+
+
+def frame(rows):
+    """One line per pair, in the table's order, with the charts' columns."""
+    import pandas as pd
+
+    data = []
+    for d in _dicts(rows):
+        d["peak_rss_MiB"] = (d.get("peak_rss") or 0) / 2**20
+        data.append(d)
+    cols = ["pair"] + [c for c, _ in CHARTS]
+    return pd.DataFrame(data, columns=cols).fillna(0)
+
+
+def chart_words(rows, column: str, key: str, lang: str = "en") -> dict:
+    """A bar chart's words and order: gr.BarPlot(**chart_words(...)). The bars keep the table's order
+    (Gradio would sort them by name), and the labels stand upright under their bar."""
+    return dict(title=t(key, lang), x_title=t("cmp.chart.x", lang), y_title=t(key, lang),
+                sort=[d["pair"] for d in _dicts(rows)], x_label_angle=-30)
+
+
+def _spread(mid: float | None, lo: float | None, hi: float | None, fmt) -> str:
+    if mid is None:
+        return "—"
+    return fmt(mid) + (f" ({fmt(lo)}–{fmt(hi)})" if lo is not None and hi is not None and hi != lo else "")
+
+
+def _bound(d: dict, lang: str) -> str:
+    if d.get("percent_of_bound") is None:
+        return "—"
+    if d.get("bound") == "memory":
+        return t("cmp.bound.memory", lang, pct=d["percent_of_bound"], bound=d["bound_tokens_per_s"])
+    return t("cmp.bound.overhead", lang, pct=d["percent_of_bound"], read=secs(d["weights_read_ms"] / 1000),
+             step=secs(d["step_ms"] / 1000))
+
+
+def table(rows, lang: str = "en") -> str:
+    head = [t(f"cmp.col.{c}", lang) for c in ("pair", "status", "runs", "load", "migrate", "ttft", "rate", "bound",
+                                                "rss", "weights")]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
+    label = None
+    for r in rows:
+        label = label or getattr(r, "label", None)
+        d = r.to_dict() if hasattr(r, "to_dict") else dict(r)
+        f = lambda k: secs(d[k]) if d.get(k) is not None else "—"  # noqa: E731
+        status = t(f"cmp.status.{d['status']}", lang)
+        error = d.get("error_zh") if lang == "zh" and d.get("error_zh") else d.get("error")
+        if error:
+            status += ": " + error[:160]
+        runs = t("cmp.runs_cell", lang, warmup=d.get("warmup", 0), runs=d.get("runs", 0))
+        ttft = _spread(d.get("ttft_s"), d.get("ttft_min_s"), d.get("ttft_max_s"), secs)
+        rate = _spread(d.get("decode_tokens_per_s"), d.get("decode_min_tokens_per_s"), d.get("decode_max_tokens_per_s"),
+                       lambda v: f"{v:.1f}")
+        if d.get("decode_tokens_per_s"):
+            rate += " · " + t("cmp.tokens_cell", lang, n=d.get("decode_tokens"))
+        lines.append(f"| {d['pair']} | {status} | {runs} | {f('load_s')} | {f('migrate_s')} | {ttft} | {rate} | "
+                     f"{_bound(d, lang)} | {fmt_bytes(d.get('peak_rss'))} | {fmt_bytes(d.get('weights_bytes'))} |")
+    notes = [t("cmp.repeat", lang, warmup=WARMUP, runs=RUNS), t("cmp.bound.explain", lang, limit=MEMORY_BOUND)]
+    warn = "> ⚠️ " + label.text(lang) + "\n\n" if label else ""
+    return warn + "\n".join(lines) + "\n\n" + "\n\n".join(notes)
+
+
+def returned_markdown(back, lang: str = "en") -> str:
+    """How the visitor's model was loaded back after the matrix (`playground.run.slot.Return`)."""
+    if back is None:
+        return ""
+    if back.error is not None:
+        return t("cmp.return_failed", lang, error=back.error.text(lang))
+    if back.report is None:
+        return t("cmp.nothing_to_return", lang)
+    r = back.report
+    return t("cmp.returned", lang, model=r.model, device=r.device, dtype=r.dtype, seconds=secs(back.seconds),
+             load=secs(r.load_seconds), migrate=secs(r.migrate_seconds))

@@ -1,0 +1,163 @@
+"""What `python app.py` runs: checked at start-up, swept of dead servers' leftovers, shut down cleanly.
+
+1. start-up checks: every PLAYGROUND_* variable (`settings.read`, and the synthetic cap's
+   name), and whether PLAYGROUND_HOST:PLAYGROUND_PORT can be listened on. A failure is one
+   line on stderr naming the variable, its value and a valid example, and exit code 2:
+   the operator's mistake is refused once, not told to every visitor later.
+2. sweep: the temporary folders of servers that are gone (a checkpoint build's
+   `.tmp-<pid>-*`, an export folder), which a SIGKILL or the OOM killer leaves behind.
+3. serve, until SIGTERM (what a Space, Docker and `kill` send) or SIGINT (Ctrl-C).
+4. shut down: stop running generations and comparisons through their stop events
+   (`SLOT.close`), let the requests in flight end (the stopped run sends its last
+   update), close the HTTP server, free the model, remove this process's temporary
+   folders, and exit 0, all within `DEADLINE` seconds.
+
+The exit is `os._exit`, after the cleaning is done by hand. Python's own exit runs
+its finalisers while daemon threads may still be inside libtorch (a generation that
+kept streaming, a build the deadline gave up on); the C++ runtime then aborts the
+process ("terminate called without an active exception", exit 134), which is what
+SIGTERM in the middle of a generation did before this module existed.
+"""
+
+from __future__ import annotations
+
+import errno
+import faulthandler
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from typing import Callable
+
+from playground.core import leftovers, settings
+from playground.load import synthetic
+from playground.run.slot import SLOT
+from playground.web import exports
+
+DRAIN = 2.5  # seconds the run holding the slot gets to end after its stop event is set
+DEADLINE = 4.5  # whatever still runs then, the process exits anyway (temporary folders removed first)
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def main(build: Callable, launch: dict) -> None:
+    """Serve the Blocks `build()` makes with `launch` (playground.web.ui's build and launch_kwargs)."""
+    checked = startup_checks()
+    swept = sweep()
+    if swept:
+        print(f"playground: removed {len(swept)} temporary folder(s) left by servers that are gone", flush=True)
+    # A file-size limit (ulimit -f) kills a process that writes past it with SIGXFSZ, unless the signal is
+    # ignored: then the write fails with EFBIG, and the build says so (playground.load.integrity).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # What cannot be survived is at least logged: SIGBUS when the file under a memory-mapped float32 model
+    # is truncated (the README's known limit), SIGSEGV, SIGABRT: "Fatal Python error" and every thread's stack.
+    faulthandler.enable()
+    stopping = threading.Event()
+    received: list[str] = []
+
+    def on_signal(signum, _frame) -> None:
+        if not stopping.is_set():
+            received.append(signal.Signals(signum).name)
+            SLOT.close()  # first thing: the running generation stops at its next token
+            stopping.set()
+
+    for sig in SIGNALS:  # before the page is built: a signal during start-up shuts down as soon as it is up
+        signal.signal(sig, on_signal)
+    demo = build()
+    try:
+        demo.launch(prevent_thread_lock=True, **launch)
+    except OSError as e:  # the port was taken between the check and the launch
+        exit_on(port_refusal(checked, e))
+    while not stopping.wait(0.2):
+        pass
+    shutdown(demo, received[0] if received else "signal")
+
+
+def startup_checks() -> settings.Settings:
+    """Every variable parsed, the synthetic cap's name known, the address free: or one line and exit 2."""
+    try:
+        s = settings.read()
+        synthetic.allowed(s)
+    except settings.Malformed as e:
+        exit_on(settings.refusal(e))
+    problem = listen_problem(s)
+    if problem:
+        exit_on(problem)
+    return s
+
+
+def listen_problem(s: settings.Settings) -> str:
+    """Why the server could not listen where the settings say (a port in use, an address that is not
+    this machine's), naming the variable that set it; '' when it can (or Gradio picks the port)."""
+    if not s.port and not s.host:
+        return ""
+    host = s.host or "127.0.0.1"
+    port = int(s.port) if s.port else 0
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((host.strip("[]"), port))
+    except OSError as e:
+        return port_refusal(s, e)
+    return ""
+
+
+def port_refusal(s: settings.Settings, e: OSError) -> str:
+    """One line for an address the server cannot listen on, naming the variable to change."""
+    in_use = getattr(e, "errno", None) == errno.EADDRINUSE or "port" in str(e).lower()
+    if in_use and s.port:
+        why = f"cannot be listened on: port {s.port} on {s.host or '127.0.0.1'} is already in use (another server?)"
+        return settings.refusal(settings.Malformed("PLAYGROUND_PORT", s.port, why, str(free_port())))
+    if in_use:  # Gradio looked for a free port itself and found none
+        return (f"app.py: cannot start: no free port for the server ({e}); set PLAYGROUND_PORT to a free one, "
+                f"e.g. PLAYGROUND_PORT={free_port()}.")
+    if s.host:
+        why = f"cannot be listened on ({e.strerror or e}): it is not an address of this machine"
+        return settings.refusal(settings.Malformed("PLAYGROUND_HOST", s.host, why, "127.0.0.1"))
+    return f"app.py: cannot start: {e}"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def exit_on(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
+def sweep() -> list:
+    """The temporary folders of servers that are gone: export folders and checkpoint builds."""
+    return exports.sweep() + leftovers.sweep(synthetic.root(), synthetic.TMP_PREFIX,
+                                             unowned_after=synthetic.UNOWNED_AFTER)
+
+
+def shutdown(demo, why: str) -> None:
+    """Stop, drain, close, free, clean, exit 0: see the module docstring."""
+    t0 = time.perf_counter()
+    threading.Timer(DEADLINE, _exit_now, args=(t0, why, "deadline")).start()
+    stopped = SLOT.close()
+    freed = SLOT.drain(DRAIN)  # the stopped generation ends, its last update goes out, the model is freed
+    server = getattr(demo, "server", None)
+    if server is not None and hasattr(server, "config"):
+        # uvicorn otherwise waits for every open connection (a page's event stream) until Gradio's 5 s join
+        server.config.timeout_graceful_shutdown = 1
+    demo.close(verbose=False)
+    _exit_now(t0, why, f"{stopped} run(s) stopped, model {'freed' if freed else 'left to the exit'}")
+
+
+_EXITING = threading.Lock()
+
+
+def _exit_now(t0: float, why: str, how: str) -> None:
+    if not _EXITING.acquire(blocking=False):
+        return  # the other path is already exiting
+    removed = exports.remove()
+    leftovers.remove_mine(synthetic.root(), synthetic.TMP_PREFIX)  # a build the deadline cut short
+    print(f"playground: {why}: shut down in {time.perf_counter() - t0:.2f} s ({how}; temporary folders "
+          f"{'removed' if removed else 'NOT removed'})", flush=True)
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,0 +1,25 @@
+"""The page's own CSS: what Gradio's defaults get wrong for this page's tables, labels and plots.
+
+Each rule is measured by the browser test (tests/e2e/test_browser_first.py) at 1366 and 1920 px wide,
+in English and in Chinese: no word broken mid-word, tables inside their column, labels clear of
+their inputs, the timeline's legend inside its box.
+"""
+
+CSS = """
+/* Gradio's Markdown tables break anywhere (overflow-wrap: anywhere), so a narrow column splits a word
+   ("phas/e", "estimat/e"). Break at spaces and punctuation only: keep-all keeps a Chinese word whole too
+   ("状态", not "状/态"); the words between the spaces are short enough for every column. */
+.prose table :is(th, td) { overflow-wrap: normal !important; word-break: keep-all !important; }
+.prose table { max-width: 100%; }
+/* the devices table lives in the narrow left column: smaller type, every column visible */
+#devices table { font-size: 0.85em; width: 100%; table-layout: auto; }
+#devices :is(th, td) { padding: 4px 6px; overflow-wrap: normal; word-break: normal; }
+/* a slider's label and its number box share one line; a long label (Chinese is longer) wraps above the
+   box instead of running into it */
+#gen-settings .head, #cmp-tokens .head { flex-wrap: wrap; row-gap: 4px; }
+#gen-settings .head label, #cmp-tokens .head label { flex: 1 1 auto; min-width: 0; }
+/* Vega draws the timeline's legend under the plot, past the bottom of the box Gradio gives it (a fixed
+   height that clips): let it show, and leave the room for it under the box */
+#timeline, #timeline .vega-embed svg { overflow: visible !important; }
+#timeline { margin-bottom: 52px; }
+"""

@@ -1,0 +1,84 @@
+"""The fact-check: claims quoted from the tutorials, decided now by experiments, verdicts following the evidence."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from playground.core.errors import UserError
+from playground.lab import factcheck
+from playground.lab.factcheck import render
+from playground.lab.factcheck.claim import VERDICTS
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {r.id: r for r in factcheck.check_all()}
+
+
+def test_at_least_ten_claims_with_their_words_and_sources():
+    assert len(factcheck.CLAIMS) >= 10
+    for c in factcheck.CLAIMS.values():
+        assert c.claim.en and c.claim.zh and c.source.startswith(("T1", "T2", "T3", "T4", "T5")), c.id
+
+
+def test_the_chinese_claims_are_quoted_from_the_tutorials():
+    if not SEEDS.is_dir():
+        pytest.skip(f"the tutorials are not on this machine ({SEEDS})")
+    flat = " ".join(re.sub(r"\s+", " ", p.read_text(encoding="utf-8")) for p in SEEDS.glob("*.txt"))
+    flat = flat.replace("**", "").replace("`", "")
+    for c in factcheck.CLAIMS.values():
+        # a quote may join a table row's cells (" | ") or add a unit in parentheses: every piece is the tutorial's
+        for piece in re.split(r" \| |（推理速度 tokens/s）|；|，", c.claim.zh.strip("| ")):
+            if piece.strip():
+                assert piece.strip().replace("`", "") in flat, (c.id, piece)
+
+
+@pytest.mark.slow
+def test_verdicts_evidence_and_liveness(results):
+    assert sum(r.live for r in results.values()) >= 7
+    for r in results.values():
+        assert r.verdict in VERDICTS
+        assert r.evidence_en and CJK.search(r.evidence_zh), r.id
+        assert r.live == (r.verdict != "not measurable here"), r.id  # what cannot be measured here is not live
+    wrong = [r.id for r in results.values() if r.verdict == "false"]
+    assert len(wrong) >= 4, wrong
+    for known in ("backends-cuda-synchronize", "eval-saves-memory", "to-verifies-parameters",
+                  "state-dict-keeps-no-device", "device-side-assert-is-device-index"):
+        assert results[known].verdict == "false", results[known].evidence_en
+
+
+@pytest.mark.slow
+def test_the_speed_verdict_follows_the_measured_rate(results):
+    r = results["cpu-tokens-per-second"]
+    assert r.fields["new"] == 24 and r.fields["seconds"] > 0
+    assert r.verdict == ("false" if r.fields["rate"] > 5 else "true")
+    assert f"{r.fields['rate']} tokens/s" in r.evidence_en and str(r.fields["new"]) in r.evidence_en
+
+
+@pytest.mark.slow
+def test_markdown_in_both_languages(results):
+    rows = [r.to_dict() for r in results.values()]
+    en, zh = render.many(rows, "en"), render.many(rows, "zh")
+    assert "not measurable here" in en and "false" in en and "Evidence" in en
+    assert "这里无法测量" in zh and "证据" in zh and "错误" in zh
+    assert rows[0]["claim_zh"] in zh
+
+
+def test_an_unknown_claim_lists_the_valid_ones():
+    with pytest.raises(UserError) as e:
+        factcheck.get("no-such-claim")
+    assert "backends-cuda-synchronize" in str(e.value)
+    for bad in (None, 42, "", "../etc"):
+        with pytest.raises(UserError):
+            factcheck.get(bad)
+
+
+def test_one_claim_checks_quickly_and_says_it_live():
+    r = factcheck.check(factcheck.get("backends-cuda-synchronize"))
+    assert r.verdict == "false" and r.live and "AttributeError" in r.evidence_en and r.seconds < 5

@@ -1,0 +1,62 @@
+"""Start-up: the address is checked and named by its variable; dead servers' temporary folders are swept."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from playground.core import leftovers, settings
+from playground.load import synthetic
+from playground.web import exports, serve
+
+
+def test_a_port_in_use_names_the_variable_that_set_it_and_a_free_one():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        line = serve.listen_problem(settings.read({"PLAYGROUND_PORT": str(port), "PLAYGROUND_HOST": "127.0.0.1"}))
+    assert line.startswith(f"app.py: cannot start: PLAYGROUND_PORT='{port}' cannot be listened on: port {port} on "
+                           "127.0.0.1 is already in use")
+    assert "GRADIO_SERVER_PORT" not in line and "\n" not in line
+    suggested = int(line.split("e.g. PLAYGROUND_PORT=")[1].split(",")[0])
+    assert suggested != port and 0 < suggested < 65536
+
+
+def test_an_address_not_of_this_machine_names_the_host_variable():
+    line = serve.listen_problem(settings.read({"PLAYGROUND_HOST": "192.0.2.1"}))  # TEST-NET-1: nobody's
+    assert line.startswith("app.py: cannot start: PLAYGROUND_HOST='192.0.2.1' cannot be listened on")
+    assert "e.g. PLAYGROUND_HOST=127.0.0.1" in line
+
+
+def test_a_free_address_and_gradio_defaults_pass():
+    assert serve.listen_problem(settings.read({})) == ""
+    assert serve.listen_problem(settings.read({"PLAYGROUND_PORT": str(serve.free_port())})) == ""
+
+
+def test_startup_sweep_removes_what_dead_servers_left(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setenv("PLAYGROUND_SYNTHETIC_DIR", str(tmp_path / "synthetic"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "synthetic").mkdir()
+    # a server that made both kinds of folder, then died without cleaning (as SIGKILL leaves them)
+    code = ("from playground.core import leftovers; "
+            f"leftovers.make('{exports.PREFIX}', {str(tmp_path / 'tmp')!r}); "
+            f"leftovers.make('{synthetic.TMP_PREFIX}', {str(tmp_path / 'synthetic')!r})")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    mine = leftovers.make(synthetic.TMP_PREFIX, tmp_path / "synthetic")  # a build of this process: kept
+    left = sorted(p.name for p in (tmp_path / "tmp").iterdir()) + sorted(p.name for p in (tmp_path / "synthetic").iterdir())
+    assert len(left) == 3
+    t0 = time.perf_counter()
+    removed = serve.sweep()
+    assert len(removed) == 2 and time.perf_counter() - t0 < 1
+    assert list((tmp_path / "tmp").iterdir()) == [] and list((tmp_path / "synthetic").iterdir()) == [mine]
+
+
+def test_a_launch_failure_without_our_variables_still_says_which_to_set():
+    line = serve.port_refusal(settings.read({}), OSError("Cannot find empty port in range: 7860-7959."))
+    assert line.startswith("app.py: cannot start: no free port for the server") and "PLAYGROUND_PORT=" in line
