@@ -48,12 +48,6 @@ def check_engine_tokens(value: object) -> int:
     return n
 
 
-def check_flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise UserError.of("err.flag", name=name, got=shown(value, 40))
-    return value
-
-
 # ---------------------------------------------------------------- the measurements, as data
 
 def on_this_host(devs: list[DeviceInfo]) -> list[DeviceInfo]:
@@ -130,7 +124,7 @@ def engines(max_new_tokens: int, compiled: bool = False) -> list[dict]:
     """generate(), the manual loop with and without the KV cache, and (compiled=True) a static cache under
     torch.compile, on the loaded model: one row each, against the memory-bandwidth bound."""
     try:
-        n, c = check_engine_tokens(max_new_tokens), check_flag(compiled, "compiled")
+        n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(compiled, "compiled")
         return plain(run_engines(n, c).to_dict()["rows"])
     except UserError as e:
         raise error(e) from None
@@ -161,7 +155,7 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
     compile phase announced while it runs. The slot is held throughout: the model cannot change between."""
     lang = page_lang(lang)
     try:
-        n, c = check_engine_tokens(max_new_tokens), check_flag(with_compiled, "compiled")
+        n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(with_compiled, "compiled")
         yield t("speed.running", lang), gr.skip()
         say = (lambda f, d: progress(f, desc=d))
         with SLOT.held() as lm:

@@ -17,10 +17,11 @@ def test_engine_budget_is_checked_at_the_edge(bad):
     assert hs.check_engine_tokens("64") == 64
 
 
-@pytest.mark.parametrize("bad", ["yes", 1, None])
+@pytest.mark.parametrize("bad", ["yes", 2, None])
 def test_compiled_must_be_a_bool(bad):
-    with pytest.raises(UserError, match="compiled must be true or false"):
-        hs.check_flag(bad, "compiled")
+    """The API's `compiled` goes through the one yes/no check of core.inputs, before any model is touched."""
+    with pytest.raises(gr.Error, match="compiled must be true or false"):
+        hs.engines(64, bad)
 
 
 def test_the_api_refuses_a_bad_budget_in_english_and_the_page_in_chinese():

@@ -77,7 +77,6 @@ TEXT: dict[str, W] = {
         "on ZeroGPU a GPU is lent only inside a @spaces.GPU call; copies timed outside one would not be real",
         "在 ZeroGPU 上，GPU 只在 @spaces.GPU 调用内部借用；在调用之外计时的拷贝不是真实的",
     ),
-    "err.flag": W("{name} must be true or false; got {got}.", "{name} 必须是 true 或 false；收到的是 {got}。"),
     # -- bandwidth ---------------------------------------------------------------------
     "bw.head.rate": W("rate", "速率"),
     "bw.head.value": W("measured", "实测"),
