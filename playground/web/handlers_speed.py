@@ -147,7 +147,7 @@ def ui_kv(lang: str):
         g = measure_kv()
     except UserError as e:
         raise error(e, lang) from None
-    return (views.kv_markdown(g, lang), *views.kv_frames(g, lang), g)
+    return (views.kv_markdown(g, lang), *views.kv_plots(g, lang), g)
 
 
 def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress()):
@@ -180,7 +180,7 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
 def rerender(lang: str, bw: dict | None, kv: dict | None, eng: dict | None) -> list:
     """The three results, kept as data, said again in the page's new language."""
     lang = page_lang(lang)
-    frames = views.kv_frames(kv, lang)
+    frames = views.kv_plots(kv, lang)
     return [views.bandwidth_markdown(bw, lang) if bw else gr.skip(),
             views.kv_markdown(kv, lang) if kv else gr.skip(), frames[0] if kv else gr.skip(),
             frames[1] if kv else gr.skip(), views.engines_markdown(eng, lang) if eng else gr.skip()]

@@ -7,6 +7,7 @@ page's language. Nothing here measures or checks.
 
 from __future__ import annotations
 
+import gradio as gr
 import pandas as pd
 
 from playground.core.i18n import Said, t
@@ -67,7 +68,7 @@ def gap_markdown(g: dict | None, lang: str = "en") -> str:
     if g is None:
         return t("bw.gap.none", lang)
     lines = [f"{t('bw.gap.title', lang)}: `{g['model']}` → `{g['device']}` · `{g['dtype']}` · "
-             f"{fmt_bytes(g['weights_bytes'])}, {g['tensors']} tensors", "",
+             f"{fmt_bytes(g['weights_bytes'])}, {t('bw.gap.tensors', lang, n=g['tensors'])}", "",
              f"| {t('bw.gap.head.what', lang)} | {t('bw.gap.head.time', lang)} |", "|---|---:|",
              f"| {t('bw.gap.measured', lang)} | {_ms(g['measured_seconds'])} |",
              f"| {t('bw.gap.predicted', lang)} | {_ms(g['predicted_seconds'])} |"]
@@ -106,6 +107,22 @@ def kv_markdown(g: dict, lang: str = "en") -> str:
                         wo_first=f"{a['without_cache_ms']:.2f}", wo_last=f"{b['without_cache_ms']:.2f}",
                         w_first=f"{a['with_cache_ms']:.2f}", w_last=f"{b['with_cache_ms']:.2f}")]
     return "\n".join(lines)
+
+
+def kv_plot_words(lang: str, y_key: str) -> dict:
+    """A KV plot's axis and legend titles in the page's language: gr.LinePlot(**kv_plot_words(...))."""
+    return dict(x_title=t("kv.axis.tokens", lang), y_title=t(y_key, lang), color_title=t("kv.axis.series", lang))
+
+
+def kv_plots(g: dict | None, lang: str = "en") -> tuple[dict, dict]:
+    """The two plots' updates: their data and their titles, in the page's language."""
+    b, s = kv_frames(g, lang)
+    # colors_in_legend names the series: Gradio fixes a plot's colour domain when it first draws it, so
+    # series renamed in the other language would otherwise be neither drawn nor listed.
+    return (gr.update(value=b, colors_in_legend=list(dict.fromkeys(b["series"])) or None,
+                      **kv_plot_words(lang, "kv.axis.bytes")),
+            gr.update(value=s, colors_in_legend=list(dict.fromkeys(s["series"])) or None,
+                      **kv_plot_words(lang, "kv.axis.ms")))
 
 
 def kv_frames(g: dict | None, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 ALLOWED = {
     # names: models, libraries, formats, hardware
     "shakespeare-gpt2", "gpt2", "distilgpt2", "GPT-2", "PyTorch", "Transformers", "Accelerate", "Hugging", "Face",
-    "Hub", "safetensors", "Python", "Gradio", "AMD", "EPYC", "Apple", "MPS", "CUDA", "CPU", "GPU", "NVML", "NVIDIA",
+    "Hub", "safetensors", "Python", "Gradio", "AMD", "EPYC", "Apple", "MPS", "CUDA", "CPU", "GPU", "NVML", "NVIDIA", "PCIe",
     "AVX512-BF16", "AMX", "psutil", "macOS", "Jinja", "torch",
     # devices and dtypes, as PyTorch spells them
     "cpu", "cuda", "mps", "auto", "meta", "float32", "float16", "bfloat16", "bf16", "fp16",
@@ -305,6 +305,7 @@ def test_first_five_minutes_in_both_languages(page):
                             ("Compare", "对比", {"#cmp-table": "组合", "#cmp-returned": "重新加载"}),
                             ("Inspect", "检查张量位置", {"#inspect": "模块"}),
                             ("Diagnose an error", "诊断报错", {"#diagnose": "匹配"}),
+                            ("Speed", "速度", {}),
                             ("Fact-check", "事实核查", {})):
         _tab(page, en, zh)
         time.sleep(0.5)

@@ -12,6 +12,7 @@ from gradio_client import Client
 
 from tests.conftest import start_server, stop_server
 from tests.e2e.test_browser import ARGS, ARTIFACTS, CHROMIUM, _need_browser, _pick_lang, _text
+from tests.e2e.test_browser_first import _english_words
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -124,4 +125,6 @@ def test_each_panel_in_english_then_in_chinese(page):
     assert "What limits" not in zh["eng"] and "Nothing moved" not in zh["bw"]
     page.wait_for_timeout(1500)  # the plots redraw after their data arrives
     page.screenshot(path=str(ARTIFACTS / "speed-zh.png"), full_page=True)
+    strays = _english_words(page)  # every measured panel in Chinese: no English outside code, names, units
+    assert not strays, " ".join(sorted(set(strays)))
     _pick_lang(page, "English")

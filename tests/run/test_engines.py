@@ -31,7 +31,7 @@ def test_what_limits_an_engine_follows_its_profile(share, key):
     said = engines.limit_of(row, prof, 70.0)
     assert said.key == key and f"{100 * share:.0f}%" in said.text("en") and said.text("zh") != said.text("en")
     if key == "eng.limit.overhead":
-        assert "aten::tanh 12 ms" in said.text("en")
+        assert "`aten::tanh` 12 ms" in said.text("en")
     else:
         assert "22.0 GB/s where a streaming read reaches 70.0 GB/s" in said.text("en")
 

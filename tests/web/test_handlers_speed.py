@@ -50,7 +50,10 @@ def test_kv_view_says_the_cost_grows_only_where_the_timings_show_it():
                            dict(tokens=100, with_cache_ms=2.1, without_cache_ms=3.0)])
     assert "do not show the growth" in views.kv_markdown(flat, "en") and "O(n²)" not in views.kv_markdown(flat, "en")
     b, s = views.kv_frames(KV, "zh")
-    assert len(b) == 4 and len(s) == 4 and set(s["series"]) == {"with the KV cache · 带 KV 缓存", "without it · 不带缓存"}
+    assert len(b) == 4 and len(s) == 4 and set(s["series"]) == {"带 KV 缓存", "不带缓存"}
+    plot_b, plot_s = views.kv_plots(KV, "zh")  # the axes and the legend follow the language with the data
+    assert (plot_b["x_title"], plot_b["y_title"], plot_s["y_title"]) == ("缓存中的 token 数", "字节", "每步毫秒")
+    assert set(views.kv_plots(KV, "en")[0]["value"]["series"]) == {"measured", "estimate"}
 
 
 def test_engines_view_in_both_languages():

@@ -193,10 +193,15 @@ TEXT: dict[str, W] = {
     "kv.head.without": W("step without cache", "不带缓存的一步"),
     # The plots' series keep one bilingual name: Gradio's LinePlot keeps the colour legend of the first
     # names it drew, so series renamed by a language switch would be drawn in no colour at all.
-    "kv.series.measured": W("measured · 实测", "measured · 实测"),
-    "kv.series.estimate": W("estimate · 估算", "estimate · 估算"),
-    "kv.series.with": W("with the KV cache · 带 KV 缓存", "with the KV cache · 带 KV 缓存"),
-    "kv.series.without": W("without it · 不带缓存", "without it · 不带缓存"),
+    "kv.series.measured": W("measured", "实测"),
+    "kv.series.estimate": W("estimate", "估算"),
+    "kv.series.with": W("with the KV cache", "带 KV 缓存"),
+    "kv.series.without": W("without it", "不带缓存"),
+    "bw.gap.tensors": W("{n} tensors", "{n} 个张量"),
+    "kv.axis.tokens": W("tokens in the cache", "缓存中的 token 数"),
+    "kv.axis.bytes": W("bytes", "字节"),
+    "kv.axis.ms": W("ms per step", "每步毫秒"),
+    "kv.axis.series": W("line", "曲线"),
     "kv.quadratic": W(
         "At {first} tokens a step without the cache took {wo_first} ms, at {last} tokens {wo_last} ms: it grows "
         "with the sequence, because every step recomputes keys and values for all the tokens before it, so a "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from playground.core.i18n import t
-from playground.web import handlers_speed as hs
+from playground.web import handlers_speed as hs, views_speed as views
 from playground.web.page import LANE, Page
 
 
@@ -28,11 +28,11 @@ def build(page: Page) -> None:
             with gr.Column():
                 w(gr.Markdown(t("speed.kv.bytes_plot", en)), "value", "speed.kv.bytes_plot", "**{}**")
                 kv_bytes = gr.LinePlot(x="tokens", y="bytes", color="series", height=300, elem_id="kv-bytes",
-                                       show_label=False)
+                                       show_label=False, **views.kv_plot_words(en, "kv.axis.bytes"))
             with gr.Column():
                 w(gr.Markdown(t("speed.kv.time_plot", en)), "value", "speed.kv.time_plot", "**{}**")
                 kv_time = gr.LinePlot(x="tokens", y="ms", color="series", height=300, elem_id="kv-time",
-                                      show_label=False)
+                                      show_label=False, **views.kv_plot_words(en, "kv.axis.ms"))
         kv_md = gr.Markdown(elem_id="kv-out")
         kv_data = gr.State(None)
 
