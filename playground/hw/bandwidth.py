@@ -125,20 +125,6 @@ def limits(device: str = "cpu") -> list[Bandwidth]:
     return out
 
 
-_DEVICE_BW: dict[str, Bandwidth] = {}
-
-
-def memory_bandwidth(device: str = "cpu") -> Bandwidth:
-    """The figure decode tokens/s is compared with: a memcpy in the memory the weights live in
-    (RAM for cpu, the GPU's own memory for cuda:N), measured once per process."""
-    kind = torch.device(device).type if device != "auto" else "cpu"
-    if kind == "cuda":
-        if device not in _DEVICE_BW:
-            _DEVICE_BW[device] = device_memcpy(device)
-        return _DEVICE_BW[device]
-    return host_memcpy()  # mps shares RAM; auto on a CPU-only box is the CPU
-
-
 # -- the rates decode and .to() are judged by (survey) ----------------------------------
 READ_BYTES = 512 * 2**20
 

@@ -15,8 +15,9 @@ throughout, with the load, migrate, warm-up, prefill and decode phases marked. P
   of the runs (decode_min/max_tokens_per_s).
 - peak RSS (and peak VRAM on a GPU) over the pair, and the growth over its start.
 - which bound applies. Each decode step reads every weight once, so no run can beat
-  memory bandwidth / weight bytes tokens per second; the bandwidth is measured here
-  (`bandwidth.memory_bandwidth`: a large memcpy in the memory the weights live in).
+  read bandwidth / weight bytes tokens per second; the rate is measured here
+  (`bandwidth.read_bandwidth`: a streaming read of the memory the weights live in,
+  the same rate the Speed tab's engines are judged by; not memcpy, which also writes).
   `percent_of_bound` is also the share of a step spent reading the weights
   (weights_read_ms of step_ms). At 50% or more the row is memory-bound; below, the
   rest of each step is per-token overhead (Python, the framework's dispatch, kernel
@@ -203,7 +204,7 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
          progress: Progress, stop: threading.Event, runs: int, warmup: int) -> None:
     # torch work in threads that end with it; this one only waits (see playground.core.threads)
     plan = threads.run(loader.prepare, src, dev, dtype, name="check")  # refuse before allocating
-    bw = threads.run(bandwidth.memory_bandwidth, dev.id, name="bandwidth")
+    bw = threads.run(bandwidth.read_bandwidth, dev.id, name="bandwidth")
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     steps = warmup + runs

@@ -89,7 +89,7 @@ TEXT: dict[str, W] = {
                             "每个 token 的固定开销：读取权重只占每步 {step} 中的 {read}（{pct:.0f}%）"),
     "cmp.bound.explain": W(
         "**What limits decode.** Each decode step reads every weight once, so memory bandwidth ÷ weight bytes "
-        "is the most tokens/s a run could reach (bandwidth measured here: a large memcpy). A row at "
+        "is the most tokens/s a run could reach (bandwidth measured here: a streaming read of 512 MiB, as decode only reads the weights). A row at "
         "{limit:.0f}% of that bound or more is **memory-bound**: a faster memory, or fewer bytes per weight, "
         "makes it faster. Below it, most of each step is **per-token overhead** (Python, the framework's "
         "dispatch, kernel launches), which does not shrink with the weights: a small model like the bundled one "
@@ -97,7 +97,7 @@ TEXT: dict[str, W] = {
         "bandwidth bound says little about its speed: the overhead, and how fast this processor computes in "
         "each dtype, decide it.",
         "**解码受什么限制。** 每一步解码都要把所有权重读一遍，所以内存带宽 ÷ 权重字节数 "
-        "就是一次运行最多能达到的 tokens/s（带宽在这里实测：一次大的 memcpy）。达到这个上限 "
+        "就是一次运行最多能达到的 tokens/s（带宽在这里实测：流式读取 512 MiB，因为解码只读权重）。达到这个上限 "
         "{limit:.0f}% 或以上的行是**受内存带宽限制**：更快的内存、或每个权重更少的字节，会让它更快。"
         "低于它的行，每一步的大部分时间是**每个 token 的固定开销**（Python、框架的调度、kernel 启动），"
         "它不随权重变小而减少：像内置模型这样的小模型，读一遍权重只要零点几毫秒，每一步的其余时间都花在别处，"
