@@ -16,8 +16,8 @@ What removes the overhead (pytorch-labs/gpt-fast does the same on GPUs):
 - `torch.compile(fullgraph=True)` of one decode step (forward + argmax). Dynamo
   traces it once into a graph; Inductor fuses the small operators into a few
   generated kernels (C++ with OpenMP on a CPU, Triton on a GPU). The first call
-  pays for that: tens of seconds here, the `compile_seconds` phase (less in a
-  later process: Inductor keeps the generated code on disk, /tmp/torchinductor_<user>).
+  pays for that: about 11 s here, the `compile_seconds` phase (2-3 s in a later
+  process: Inductor keeps the generated code on disk, /tmp/torchinductor_<user>).
   Later calls with the same shapes reuse it, for as long as the process runs.
 - on a CPU, the weights in the layout a one-row matmul reads fastest. A decode
   step multiplies one row by each weight matrix. MKL runs that on one core, at

@@ -14,7 +14,7 @@ The engines, on one prompt and the same greedy token budget:
 - the manual loop with the KV cache (`decode.run`), as the tutorials write it;
 - the same loop without the cache: every step recomputes the whole sequence;
 - a static cache under `torch.compile` (`compiled.run`, opt-in: compiling takes
-  tens of seconds the first time; its compile time is its own figure).
+  about 11 s here the first time; its compile time is its own figure).
 
 Greedy decoding is deterministic, so all of them should choose the same tokens:
 each row says whether it did, compared token by token with generate()'s.

@@ -1,6 +1,6 @@
 """The Speed tab on the real server: its three API endpoints through gradio_client, then each panel
 opened in a real browser, in English and in Chinese (the compiled engine is left off: compiling takes
-tens of seconds; tests/run/test_compiled.py compiles once).
+about 11 s here; tests/run/test_compiled.py compiles once).
 
 Screenshots: artifacts/speed-en.png, artifacts/speed-zh.png.
 """
