@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 ALLOWED = {
     # names: models, libraries, formats, hardware
     "shakespeare-gpt2", "gpt2", "distilgpt2", "GPT-2", "PyTorch", "Transformers", "Accelerate", "Hugging", "Face",
-    "Hub", "safetensors", "Python", "Gradio", "AMD", "EPYC", "Apple", "MPS", "CUDA", "CPU", "GPU", "NVML", "NVIDIA", "PCIe",
+    "Hub", "safetensors", "Python", "Gradio", "AMD", "EPYC", "Apple", "MPS", "CUDA", "CPU", "GPU", "NVML", "NVIDIA", "PCIe", "Inductor",
     "AVX512-BF16", "AMX", "psutil", "macOS", "Jinja", "torch",
     # devices and dtypes, as PyTorch spells them
     "cpu", "cuda", "mps", "auto", "meta", "float32", "float16", "bfloat16", "bf16", "fp16",
