@@ -55,6 +55,7 @@ import torch
 from transformers import StaticCache
 from transformers.pytorch_utils import Conv1D
 
+from playground.core.i18n import phrase
 from playground.hw import devices
 
 MIN_CACHE = 64
@@ -204,7 +205,7 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int, eos: se
         cache = entry.caches.get(length)
         if cache is None:
             if progress:
-                progress(0.0, f"torch.compile: tracing and compiling the decode step (cache of {length} positions)")
+                progress(0.0, phrase("eng.progress.compiling", length=length))
             cache = StaticCache(config=model.config, max_cache_len=length)
             compile_seconds = _compile(entry, model, weights, cache, ids, device)
             entry.caches[length] = cache

@@ -39,7 +39,7 @@ import torch
 
 from playground.core import threads
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, devices, memory
 from playground.run import compiled, decode, generation
@@ -197,16 +197,16 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     llc = bandwidth.last_level_cache_bytes()
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
     eos = eos_ids(model, tokenizer)
-    say(0.05, "generate()")
+    say(0.05, phrase("eng.progress.generate"))
     ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
     rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
-    say(0.15, "generate(), profiled")
+    say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
     for i, use_cache in enumerate((True, False)):
         if stop is not None and stop.is_set():
             break
-        say(0.2 + 0.2 * i, decode.ENGINES[1 + i])
+        say(0.2 + 0.2 * i, phrase("eng.progress.manual" if i == 0 else "eng.progress.nocache"))
         _, st = decode.run(model, tokenizer, device, prompt, params, use_cache=use_cache)
         stamps = list(itertools.accumulate(st.token_seconds, initial=st.ttft_seconds))
         rows.append(make_row(st.engine, st.token_ids, stamps, ref, bound, finish=st.finish_reason))
@@ -228,7 +228,7 @@ def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | N
     if len(placed) > 1:
         raise UserError.of("err.compiled_split", devices=", ".join(sorted(map(str, placed))))
     if progress:
-        progress(0.6, COMPILED)
+        progress(0.6, phrase("eng.progress.compiled"))
     try:
         r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
                         eos_ids(model, tokenizer), progress, name="engine")

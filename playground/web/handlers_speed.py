@@ -17,7 +17,7 @@ import gradio as gr
 
 from playground.core import inputs, threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import plain, said, t
+from playground.core.i18n import in_lang, plain, said, t
 from playground.hw import bandwidth as rates, devices, pcie, zerogpu
 from playground.hw.devices import DeviceInfo
 from playground.load import migration
@@ -157,7 +157,7 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
     try:
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(with_compiled, "compiled")
         yield t("speed.running", lang), gr.skip()
-        say = (lambda f, d: progress(f, desc=d))
+        say = (lambda f, d: progress(f, desc=in_lang(d, lang)))
         with SLOT.held() as lm:
             if lm is None:
                 raise UserError.of("err.not_loaded")

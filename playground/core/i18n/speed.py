@@ -48,6 +48,13 @@ TEXT: dict[str, W] = {
         "第一次运行会编译解码步骤（在 2 核 CPU 上、编译缓存为空时约 11 秒，Inductor 的磁盘缓存命中后 2-3 秒），作为单独的阶段显示；之后本进程内的运行会复用编译结果。",
     ),
     "speed.eng.run": W("Run the engines", "运行各引擎"),
+    "eng.progress.generate": W("generate(), timed", "generate()，计时"),
+    "eng.progress.profiled": W("generate(), profiled", "generate()，性能剖析"),
+    "eng.progress.manual": W("the manual loop with the KV cache", "带 KV 缓存的手写循环"),
+    "eng.progress.nocache": W("the manual loop without a cache", "不带缓存的手写循环"),
+    "eng.progress.compiled": W("static cache + torch.compile", "静态缓存 + torch.compile"),
+    "eng.progress.compiling": W("torch.compile: tracing and compiling the decode step (cache of {length} positions)",
+                                "torch.compile：追踪并编译解码步骤（缓存 {length} 个位置）"),
     "speed.running": W("⏳ measuring…", "⏳ 测量中……"),
     "speed.compiling": W(
         "⏳ `torch.compile` is tracing and compiling the decode step (started {at}): seconds to tens of seconds, depending on the processor and the compiler's cache; "
