@@ -137,15 +137,15 @@ def _run_mistake(page, title_fragment: str) -> str:
         box.check()
     page.locator("#mistake input").click()
     page.locator("ul[role=listbox] li", has_text=title_fragment).first.click()
+    before = _text(page, "#lab")
     page.locator("#generate").click()
-    # First the lab shows its "running…" line, then the result, which ends with the
-    # fixed pipeline's verdict ("The fix works" / "修复有效", or that it failed).
+    # A new result, not the one on show, ending with the fixed pipeline's verdict ("The fix works" /
+    # "修复有效", or that it failed). A warm run can finish before the page draws the "running…" line,
+    # so the wait is for a different text; every result carries the fix's measured time.
     page.wait_for_function(
-        "() => { const s = (document.querySelector('#lab') || {}).innerText || '';"
-        " return s.length < 200; }", timeout=30_000)
-    page.wait_for_function(
-        "() => { const s = (document.querySelector('#lab') || {}).innerText || '';"
-        " return /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s); }", timeout=90_000)
+        "(before) => { const s = (document.querySelector('#lab') || {}).innerText || '';"
+        " return s !== before && /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s); }",
+        arg=before, timeout=90_000)
     return _text(page, "#lab")
 
 

@@ -56,14 +56,15 @@ def _run_training_mistake(page, fragment: str) -> str:
     if not box.is_checked():
         box.check()
     _pick(page, "#mistake", fragment)
+    before = _text(page, "#lab")
     page.locator("#generate").click()
-    # first the lab's short "running" line replaces any earlier result, then the result arrives
+    # A new result, not the one on show: a second run takes 0.08 s, so the page may never draw the
+    # "running" line in between; every result differs from the last (it carries the fix's measured time).
     page.wait_for_function(
-        "() => ((document.querySelector('#lab') || {}).innerText || '').length < 200", timeout=30_000)
-    page.wait_for_function(
-        "() => { const s = (document.querySelector('#lab') || {}).innerText || '';"
-        " return /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s) && /labels|标签/.test(s); }",
-        timeout=120_000)
+        "(before) => { const s = (document.querySelector('#lab') || {}).innerText || '';"
+        " return s !== before && /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s)"
+        " && /labels|标签/.test(s); }",
+        arg=before, timeout=120_000)
     return _text(page, "#lab")
 
 
