@@ -188,8 +188,13 @@ def _lang(page, label: str, expect: str) -> None:
 
 
 def _generate_done(page) -> str:
+    """The stats of this generation: finished, and not the previous run's (each carries its own timings)."""
+    before = _text(page, "#stats")
     page.locator("#generate").click()
-    return _wait_text(page, "#stats", r"^(done|完成)", 90_000)
+    page.wait_for_function(
+        "([before, p]) => { const s = (document.querySelector('#stats') || {}).innerText || '';"
+        " return s !== before && new RegExp(p).test(s); }", arg=[before, r"^(done|完成)"], timeout=90_000)
+    return _text(page, "#stats")
 
 
 def _english_words(page) -> list[str]:
