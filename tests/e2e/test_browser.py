@@ -118,11 +118,11 @@ def test_bad_input_shows_message_and_page_keeps_working(page):
     page.wait_for_selector("text=outside the folders", timeout=30_000)
     page.locator("#model input").fill("shakespeare-gpt2")
     page.locator("#model input").press("Enter")
-    before = _text(page, "#report")
+    before = own_text(page, "#report")
     page.locator("#load").click()
     # a new finished report (its timings differ from the last one), for the model typed
     page.wait_for_function(
-        "(before) => { const s = (document.querySelector('#report') || {}).innerText || '';"
+        "(before) => { const s = " + OWN_TEXT.format("#report") + ";"
         " return s !== before && s.includes('no-op'); }", arg=before, timeout=60_000)
     assert "shakespeare-gpt2" in _text(page, "#status")
 
@@ -131,19 +131,42 @@ def _pick_lang(page, label: str) -> None:
     page.locator("#lang label", has_text=label).click()
 
 
+# A Markdown output's own text, without Gradio's progress overlay (a timer, "queue: 1/1", "processing").
+OWN_TEXT = "((document.querySelector('{0} [data-testid=markdown]') || document.querySelector('{0}') || {{}}).innerText || '')"
+
+
+def own_text(page, selector: str) -> str:
+    assert page.locator(f"{selector} [data-testid=markdown]").count() == 1, selector  # not the overlay's box
+    return page.evaluate("() => " + OWN_TEXT.format(selector))
+
+
+def settled_text(page, selector: str, quiet_s: float = 1.0) -> str:
+    """The element's text once it has stopped changing for `quiet_s` (a result on show is said again a
+    moment after a language switch: taken earlier, that re-render would later pass for a new result)."""
+    last, since = own_text(page, selector), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        time.sleep(0.2)
+        now = own_text(page, selector)
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
 def _run_mistake(page, title_fragment: str) -> str:
     box = page.locator("#breakit input[type=checkbox]")
     if not box.is_checked():
         box.check()
     page.locator("#mistake input").click()
     page.locator("ul[role=listbox] li", has_text=title_fragment).first.click()
-    before = _text(page, "#lab")
+    before = settled_text(page, "#lab")
     page.locator("#generate").click()
     # A new result, not the one on show, ending with the fixed pipeline's verdict ("The fix works" /
     # "修复有效", or that it failed). A warm run can finish before the page draws the "running…" line,
-    # so the wait is for a different text; every result carries the fix's measured time.
+    # so the wait is for a different text (every result carries the fix's measured time), read from the
+    # markdown itself: while the event waits, Gradio's overlay adds "0.3s" or "processing | 0.2s" to the
+    # element's text, and the old result with a timer would pass for a new one.
     page.wait_for_function(
-        "(before) => { const s = (document.querySelector('#lab') || {}).innerText || '';"
+        "(before) => { const s = " + OWN_TEXT.format("#lab") + ";"
         " return s !== before && /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s); }",
         arg=before, timeout=90_000)
     return _text(page, "#lab")

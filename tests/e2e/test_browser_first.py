@@ -193,7 +193,7 @@ def _generate_done(page) -> str:
     page.locator("#generate").click()
     page.wait_for_function(
         "([before, p]) => { const s = (document.querySelector('#stats') || {}).innerText || '';"
-        " return s !== before && new RegExp(p).test(s); }", arg=[before, r"^(done|完成)"], timeout=90_000)
+        " return s !== before && !/processing|queue:/.test(s) && new RegExp(p).test(s); }", arg=[before, r"^(done|完成)"], timeout=90_000)
     return _text(page, "#stats")
 
 

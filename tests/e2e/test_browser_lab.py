@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import start_server, stop_server
-from tests.e2e.test_browser import ARGS, ARTIFACTS, CHROMIUM, _need_browser
+from tests.e2e.test_browser import ARGS, ARTIFACTS, CHROMIUM, _need_browser, OWN_TEXT, settled_text
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -56,12 +56,12 @@ def _run_training_mistake(page, fragment: str) -> str:
     if not box.is_checked():
         box.check()
     _pick(page, "#mistake", fragment)
-    before = _text(page, "#lab")
+    before = settled_text(page, "#lab")
     page.locator("#generate").click()
     # A new result, not the one on show: a second run takes 0.08 s, so the page may never draw the
     # "running" line in between; every result differs from the last (it carries the fix's measured time).
     page.wait_for_function(
-        "(before) => { const s = (document.querySelector('#lab') || {}).innerText || '';"
+        "(before) => { const s = " + OWN_TEXT.format("#lab") + ";"
         " return s !== before && /The fix works|The fix did not work|修复有效|修复在这里没有成功/.test(s)"
         " && /labels|标签/.test(s); }",
         arg=before, timeout=120_000)
