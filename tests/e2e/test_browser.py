@@ -11,56 +11,12 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, start_server, stop_server
+from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
-
-CHROMIUM = os.environ.get("PLAYGROUND_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
-ARTIFACTS = ROOT / "artifacts"
-
-
-def _need_browser():
-    missing = []
-    if not Path(CHROMIUM).exists():
-        missing.append(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("playwright is not installed (pip install -r tests/requirements.txt)")
-    if missing:
-        reason = "; ".join(missing)
-        if os.environ.get("PLAYGROUND_REQUIRE_BROWSER") == "1":
-            pytest.fail("browser test required but cannot run: " + reason)
-        print("SKIP browser test:", reason)
-        pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    _need_browser()
-    s = start_server(tmp_path_factory.mktemp("browser"))
-    yield s
-    stop_server(s)
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US")
-        pg.goto(server.url)
-        pg.wait_for_selector("#load", timeout=60_000)
-        yield pg
-        browser.close()
-
 
 def _text(page, selector: str) -> str:
     return page.locator(selector).inner_text()

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT as ROOT_PATH, start_server, stop_server
-from tests.e2e.test_browser import ARGS, ARTIFACTS, CHROMIUM, _need_browser
+from tests.conftest import ROOT as ROOT_PATH
+from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -146,25 +146,7 @@ LEGEND = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    _need_browser()
-    s = start_server(tmp_path_factory.mktemp("browser-first"))
-    yield s
-    stop_server(s)
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1366, "height": 900}, locale="en-US")
-        pg.goto(server.url)
-        pg.wait_for_selector("#load", timeout=60_000)
-        yield pg
-        browser.close()
+VIEWPORT = {"width": 1366, "height": 900}
 
 
 def _text(page, selector: str) -> str:

@@ -9,31 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import start_server, stop_server
-from tests.e2e.test_browser import ARGS, ARTIFACTS, CHROMIUM, _need_browser, OWN_TEXT, settled_text
+from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.test_browser import OWN_TEXT, settled_text
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    _need_browser()
-    s = start_server(tmp_path_factory.mktemp("browser-lab"))
-    yield s
-    stop_server(s)
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US")
-        pg.goto(server.url)
-        pg.wait_for_selector("#load", timeout=60_000)
-        yield pg
-        browser.close()
 
 
 def _text(page, selector: str) -> str:
@@ -119,11 +98,11 @@ def test_a_fact_check_in_english_and_in_chinese(page):
     _language(page, "English", "Load")
 
 
-def test_the_lesson_endpoints_through_the_api(server):
+def test_the_lesson_endpoints_through_the_api(browser_server):
     """The same server, as a script sees it: fact_checks(), fact_check(id), and break_it's new keys."""
     from gradio_client import Client
 
-    client = Client(server.url, verbose=False)
+    client = Client(browser_server.url, verbose=False)
     one = client.predict("backends-cuda-synchronize", api_name="/fact_check")
     assert one["verdict"] == "false" and one["live"] and "AttributeError" in one["evidence_en"]
     with pytest.raises(Exception) as e:

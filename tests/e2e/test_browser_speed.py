@@ -11,7 +11,8 @@ import pytest
 from gradio_client import Client
 
 from tests.conftest import start_server, stop_server
-from tests.e2e.test_browser import ARGS, ARTIFACTS, CHROMIUM, _need_browser, _pick_lang, _text
+from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser
+from tests.e2e.test_browser import _pick_lang, _text
 from tests.e2e.test_browser_first import _english_words
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

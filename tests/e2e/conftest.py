@@ -1,0 +1,59 @@
+"""Shared by the browser tests: Debian's Chromium through Playwright, one server per test module,
+and one page on it at the module's `VIEWPORT` (default 1280 x 1600), opened once the page has its Load button.
+
+Without Chromium or Playwright a browser test skips with the reason, except under `.ci/run`, which
+sets PLAYGROUND_REQUIRE_BROWSER=1 so that the skip is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, start_server, stop_server
+
+CHROMIUM = os.environ.get("PLAYGROUND_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = ROOT / "artifacts"
+
+
+def need_browser() -> None:
+    missing = []
+    if not Path(CHROMIUM).exists():
+        missing.append(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("playwright is not installed (pip install -r tests/requirements.txt)")
+    if missing:
+        reason = "; ".join(missing)
+        if os.environ.get("PLAYGROUND_REQUIRE_BROWSER") == "1":
+            pytest.fail("browser test required but cannot run: " + reason)
+        print("SKIP browser test:", reason)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser_server(request, tmp_path_factory):
+    """`python app.py` for this module's browser tests, in a folder of its own."""
+    need_browser()
+    s = start_server(tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1]))
+    yield s
+    stop_server(s)
+
+
+@pytest.fixture(scope="module")
+def page(request, browser_server):
+    from playwright.sync_api import sync_playwright
+
+    viewport = getattr(request.module, "VIEWPORT", {"width": 1280, "height": 1600})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport=viewport, locale="en-US")
+        pg.goto(browser_server.url)
+        pg.wait_for_selector("#load", timeout=60_000)
+        yield pg
+        browser.close()
