@@ -112,8 +112,9 @@ def summary(collector: Collector, exit_code: int, device: str | None, seconds: f
     checks = []
     for e in collector.tests.values():
         status, reason = e["status"] or FAIL, e["reason"] or ("" if e["status"] else "did not run")
-        checks.append({**e["figures"], **dict(name=e["name"], status=status, reason=reason, device=e["device"],
-                                              proves=e["proves"], seconds=round(e["seconds"], 3), test=e["test"])})
+        verdict = dict(name=e["name"], status=status, reason=reason, device=e["device"], proves=e["proves"],
+                       seconds=round(e["seconds"], 3), test=e["test"])
+        checks.append(verdict | {k: v for k, v in e["figures"].items() if k not in verdict})  # figures after it
     if exit_code not in (0, 1):  # interrupted, a usage or internal error, nothing collected: not a clean run
         checks.append(dict(name="pytest", status=FAIL, reason=f"pytest exited with status {exit_code}", device="",
                            proves="the device tests ran", seconds=0.0, test=""))
