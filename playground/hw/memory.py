@@ -155,13 +155,6 @@ def nvml_module():
     return _nvml()
 
 
-def nvml_status() -> Said | None:
-    """For the VRAM panel: None if NVML works, else why it does not."""
-    if not torch.cuda.is_available():
-        return gpu_readings()[1]
-    return _nvml()[1]
-
-
 def weights_bytes(model: torch.nn.Module) -> int:
     """sum(numel x element_size) over parameters and buffers, shared tensors once.
 

@@ -132,7 +132,6 @@ class Plan:
     device: DeviceInfo
     dtype: Dtype
     config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
-    local_files_only: bool  # always True: a Hub model is downloaded by `prepare`, never by from_pretrained
     estimate_phase: PhaseReport
     build_phase: PhaseReport | None = None  # a synthetic checkpoint written (or rewritten) for this load
     tokenizer: object | None = None  # loaded by the checks, from the files on disk
@@ -172,7 +171,7 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         build = _build_phase(src, progress)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, True, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
+    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
                 download_phase=download, folder=folder)
 
 
@@ -239,7 +238,8 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
 
     src, dev = plan.source, plan.device
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
-    common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)
+    # never the network: a Hub model was downloaded by `prepare`
+    common = dict(trust_remote_code=False, local_files_only=True)
     progress(0.12, phrase("progress.tokenizer"))
     try:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)

@@ -193,34 +193,3 @@ def run(model, tokenizer, device: str, prompt: str, params: GenerationParams, us
     for text, stats in stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=use_cache, min_interval=1e9):
         pass
     return text, stats
-
-
-def compare_engines(model, tokenizer, device: str, prompt: str, params: GenerationParams,
-                    stop: threading.Event | None = None) -> list[dict]:
-    """generate(), the manual loop with the KV cache and without it, on the same prompt and params.
-    One row each: prefill/TTFT, decode rate with its count, per-token decode time profile."""
-    stop = stop or threading.Event()
-    rows = []
-    text = stats = None
-    for text, stats in generation.stream(model, tokenizer, device, prompt, params, stop=threading.Event(), min_interval=1e9):
-        pass
-    stamps = getattr(stats, "token_times", None)  # present once generation.stream records them
-    rows.append(_row(ENGINES[0], text, stats, stats.ttft_seconds, step_seconds(stamps) if stamps else None))
-    for use_cache in (True, False):
-        if stop.is_set():
-            break
-        text, st = run(model, tokenizer, device, prompt, params, use_cache=use_cache, stop=stop)
-        rows.append(_row(st.engine, text, st, st.prefill_seconds, st.token_seconds))
-    base = rows[0]["text"]
-    for r in rows:
-        r["same_text_as_generate"] = r["text"] == base
-    return rows
-
-
-def _row(engine: str, text: str, stats: GenerationStats, prefill: float | None, steps: list[float] | None) -> dict:
-    return dict(
-        engine=engine, text=text, prompt_tokens=stats.prompt_tokens, new_tokens=stats.new_tokens,
-        prefill_seconds=prefill, ttft_seconds=stats.ttft_seconds, decode_seconds=stats.decode_seconds,
-        tokens_per_second=stats.tokens_per_second, finish_reason=stats.finish_reason,
-        token_seconds=steps, token_profile=profile(steps) if steps else None,
-    )

@@ -115,13 +115,6 @@ class ModelSlot:
             yield self._loaded
 
     @contextmanager
-    def emptied(self) -> Iterator[None]:
-        """Hold the slot with no model in it, e.g. while Compare loads its own models one by one."""
-        with self._lock:
-            self._unload()
-            yield
-
-    @contextmanager
     def lent(self, progress: loader.Progress | None = None) -> Iterator["Return"]:
         """Hold the slot empty while Compare loads its own models, then load back what was loaded (same
         model, device and dtype), timed as a step of its own: `Return.report`, `Return.seconds`. Meanwhile

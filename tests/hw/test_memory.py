@@ -37,9 +37,3 @@ def test_weights_bytes_counts_tied_tensor_once_and_buffers():
     assert memory.weights_bytes(m) == 100 * 8 * 4 + 10 * 2
     m.half()
     assert memory.weights_bytes(m) == 100 * 8 * 2 + 10 * 2
-
-
-def test_nvml_absence_is_explained():
-    status = memory.nvml_status()
-    if not torch.cuda.is_available():
-        assert status and status.text("en")  # a reason, not an empty string

@@ -135,13 +135,3 @@ def test_step_seconds_from_the_token_streamer_timestamps(bundled):
     assert len(stamps) == 12 and len(steps) == 11
     assert all(s >= 0 for s in steps) and sum(steps) == pytest.approx(stamps[-1] - stamps[0])
     assert decode.step_seconds([1.0]) == [] and decode.profile([]) == {"count": 0}
-
-
-def test_compare_engines_rows(bundled):
-    rows = decode.compare_engines(bundled.model, bundled.tokenizer, bundled.device, PROMPT,
-                                  GenerationParams(max_new_tokens=16))
-    assert [r["engine"] for r in rows] == list(decode.ENGINES)
-    assert all(r["same_text_as_generate"] for r in rows)
-    assert all(r["new_tokens"] == 16 and r["prefill_seconds"] > 0 for r in rows)
-    for r in rows[1:]:
-        assert r["token_profile"]["count"] == 15 and len(r["token_seconds"]) == 15
