@@ -57,6 +57,7 @@ from transformers.pytorch_utils import Conv1D
 
 from playground.core.i18n import phrase
 from playground.hw import devices
+from playground.load.estimate import context_length
 
 MIN_CACHE = 64
 Progress = Callable[[float, str], None]
@@ -193,8 +194,7 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int, eos: se
     token. Stops at an end-of-sequence id in `eos`, as generate() does."""
     ids = tokenizer(prompt, return_tensors="pt")["input_ids"].to(device)
     n_prompt = int(ids.shape[-1])
-    context = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
-    length = cache_len_for(n_prompt, max_new_tokens, context)
+    length = cache_len_for(n_prompt, max_new_tokens, context_length(model.config))
     eos = eos or set()
     entry = compiled_for(model, device)
     weights = decode_layout(model, device)

@@ -34,6 +34,7 @@ from transformers.generation.streamers import BaseStreamer
 
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
+from playground.load.estimate import context_length
 
 _DONE = object()
 
@@ -96,11 +97,6 @@ class StopOnEvent(StoppingCriteria):
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
 
 
-def context_length(model) -> int | None:
-    cfg = model.config
-    return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
-
-
 def applies_template(tokenizer, chat_template: bool) -> bool:
     """Does this prompt go through the tokenizer's chat template? When it has one, unless the raw prompt
     was asked for. An instruct model given a bare prompt answers as if it were continuing a document."""
@@ -118,14 +114,14 @@ def prompt_ids(tokenizer, prompt: str, chat_template: bool = True) -> dict:
 
 def room(tokenizer, model, prompt: str, chat_template: bool = True) -> tuple[int, int | None]:
     """(prompt tokens, context length or None): what the prompt leaves of the context for new tokens."""
-    return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model)
+    return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model.config)
 
 
 def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat_template: bool = True) -> dict:
     """Tokenise on the CPU, check the context fits, move the inputs to the model's device."""
     enc = prompt_ids(tokenizer, prompt, chat_template)
     n = int(enc["input_ids"].shape[-1])
-    ctx = context_length(model)
+    ctx = context_length(model.config)
     if n == 0:
         raise UserError.of("err.no_tokens")
     if ctx is not None and n >= ctx:

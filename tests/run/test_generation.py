@@ -5,6 +5,7 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
+from playground.load.estimate import context_length
 from playground.run import generation
 
 
@@ -69,7 +70,7 @@ def test_closing_the_consumer_stops_the_worker(bundled):
 
 
 def test_prompt_longer_than_context(bundled):
-    ctx = generation.context_length(bundled.model)
+    ctx = context_length(bundled.model.config)
     with pytest.raises(UserError) as e:
         _run(bundled, prompt="Romeo, " * ctx, max_new_tokens=8)
     assert "context" in str(e.value) and str(ctx) in str(e.value)
@@ -101,7 +102,7 @@ def test_a_model_without_a_template_gets_the_raw_prompt(bundled):
 
 
 def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
-    ctx = generation.context_length(bundled.model)
+    ctx = context_length(bundled.model.config)
     long = "ROMEO: " * ctx
     with pytest.raises(UserError, match="Shorten the prompt") as e:
         _run(bundled, prompt=long, max_new_tokens=1)
