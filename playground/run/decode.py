@@ -69,15 +69,6 @@ def profile(token_seconds: list[float]) -> dict:
                 p90=s[min(len(s) - 1, int(0.9 * len(s)))], first=token_seconds[0], last=token_seconds[-1])
 
 
-def _eos_ids(model, tokenizer) -> set[int]:
-    eos = model.generation_config.eos_token_id
-    if eos is None:
-        eos = tokenizer.eos_token_id
-    if eos is None:
-        return set()
-    return set(eos) if isinstance(eos, (list, tuple)) else {int(eos)}
-
-
 def _warpers(params: GenerationParams) -> list:
     from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
@@ -113,7 +104,7 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     mask = inputs.get("attention_mask")
     greedy = params.temperature == 0
     warpers = [] if greedy else _warpers(params)
-    eos = _eos_ids(model, tokenizer)
+    eos = generation.eos_ids(model)
     # generate() computes logits for the last position only, when the model accepts logits_to_keep
     keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
     stats = DecodeStats(engine=ENGINES[1] if use_cache else ENGINES[2], greedy=greedy, use_cache=use_cache,
@@ -136,7 +127,6 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     last_yield = 0.0
     devices.sync(device)
     t_start = time.perf_counter()
-    finish = "length"
     while True:
         with torch.inference_mode():
             if not new:  # prefill: the whole prompt in one forward pass
@@ -157,13 +147,7 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
         seq = torch.cat([seq, nxt.reshape(1, 1).to(seq.device)], dim=-1)
         if mask is not None:
             mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=-1)
-        done = False
-        if tok in eos:
-            finish, done = "eos", True
-        elif len(new) >= params.max_new_tokens:
-            finish, done = "length", True
-        elif stop.is_set():
-            finish, done = "stopped", True
+        done = tok in eos or len(new) >= params.max_new_tokens or stop.is_set()
         if done or now - last_yield >= min_interval:
             last_yield = now
             _fill(stats, new, times, t_start, now)
@@ -171,7 +155,7 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
                 break
             # a copy, as generation.stream yields: a consumer that keeps updates must not see them change
             yield tokenizer.decode(new, skip_special_tokens=True), replace(stats)
-    stats.finish_reason = finish
+    stats.finish_reason = generation.finish_reason(new, eos, params.max_new_tokens, stop.is_set())
     yield tokenizer.decode(new, skip_special_tokens=True), stats
 
 

@@ -91,14 +91,6 @@ class EnginesReport:
         return plain(asdict(self))
 
 
-def eos_ids(model, tokenizer) -> set[int]:
-    eos = model.generation_config.eos_token_id
-    eos = tokenizer.eos_token_id if eos is None else eos
-    if eos is None:
-        return set()
-    return set(eos) if isinstance(eos, (list, tuple)) else {int(eos)}
-
-
 def generate_ids(model, tokenizer, device: str, prompt: str, n: int) -> tuple[list[int], list[float], int]:
     """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
     since the call, prompt tokens). The streamer stamps each token as generate() hands it over."""
@@ -196,10 +188,10 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     bound = read.gbps * 1e9 / weights
     llc = bandwidth.last_level_cache_bytes()
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
-    eos = eos_ids(model, tokenizer)
     say(0.05, phrase("eng.progress.generate"))
     ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
-    rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
+    finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
+    rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish=finish)]
     say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
@@ -231,7 +223,7 @@ def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | N
         progress(0.6, phrase("eng.progress.compiled"))
     try:
         r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
-                        eos_ids(model, tokenizer), progress, name="engine")
+                        progress, name="engine")
     except Exception as e:  # torch.compile's own failure (a missing compiler, an unsupported model), quoted
         compiled.forget()
         raise UserError.of("err.compile_failed", error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from e

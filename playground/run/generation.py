@@ -97,6 +97,25 @@ class StopOnEvent(StoppingCriteria):
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
 
 
+def eos_ids(model) -> frozenset[int]:
+    """The ids generate() stops at: `generation_config.eos_token_id`, one id or a list (Llama-3 and Qwen
+    instruct models list several: end of text, end of turn). Every engine stops at these."""
+    eos = model.generation_config.eos_token_id
+    if eos is None:
+        return frozenset()
+    return frozenset(int(i) for i in eos) if isinstance(eos, (list, tuple)) else frozenset({int(eos)})
+
+
+def finish_reason(ids: list[int], eos: frozenset[int], budget: int, stop_requested: bool) -> str:
+    """Why a generation of `ids` ended: "eos" (its last token is any of the end ids), "length" (the budget
+    was spent) or "stopped" (the stop event, before either)."""
+    if ids and ids[-1] in eos:
+        return "eos"
+    if len(ids) >= budget:
+        return "length"
+    return "stopped" if stop_requested else "length"
+
+
 def applies_template(tokenizer, chat_template: bool) -> bool:
     """Does this prompt go through the tokenizer's chat template? When it has one, unless the raw prompt
     was asked for. An instruct model given a bare prompt answers as if it were continuing a document."""
@@ -181,7 +200,7 @@ def stream(
     last_yield = 0.0
     shown = 0  # tokens in the last update
     stopped_early = False
-    eos = tokenizer.eos_token_id
+    eos = eos_ids(model)
     try:
         while True:
             due = last_yield + min_interval
@@ -224,16 +243,8 @@ def stream(
         thread.join()
     if error:
         raise error[0]
-    stats.finish_reason = _finish_reason(ids, eos, params.max_new_tokens, stopped_early)
+    stats.finish_reason = finish_reason(ids, eos, params.max_new_tokens, stopped_early)
     yield tokenizer.decode(ids, skip_special_tokens=True), stats
-
-
-def _finish_reason(ids: list[int], eos, budget: int, stop_requested: bool) -> str:
-    if ids and eos is not None and ids[-1] == eos:
-        return "eos"
-    if len(ids) >= budget:
-        return "length"
-    return "stopped" if stop_requested else "length"
 
 
 def _fill(stats: GenerationStats, streamer: TokenStreamer, ids: list[int], t_start: float,
