@@ -150,24 +150,14 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
         done = tok in eos or len(new) >= params.max_new_tokens or stop.is_set()
         if done or now - last_yield >= min_interval:
             last_yield = now
-            _fill(stats, new, times, t_start, now)
+            generation.fill(stats, times, t_start, now)
+            stats.token_ids, stats.token_seconds = list(new), step_seconds(times)
             if done:
                 break
             # a copy, as generation.stream yields: a consumer that keeps updates must not see them change
             yield tokenizer.decode(new, skip_special_tokens=True), replace(stats)
     stats.finish_reason = generation.finish_reason(new, eos, params.max_new_tokens, stop.is_set())
     yield tokenizer.decode(new, skip_special_tokens=True), stats
-
-
-def _fill(stats: DecodeStats, new: list[int], times: list[float], t_start: float, now: float) -> None:
-    stats.new_tokens = len(new)
-    stats.token_ids = list(new)
-    stats.total_seconds = now - t_start
-    stats.ttft_seconds = times[0] - t_start
-    stats.decode_seconds = times[-1] - times[0]
-    stats.token_seconds = step_seconds(times)
-    if len(new) > 1 and stats.decode_seconds > 0:
-        stats.tokens_per_second = (len(new) - 1) / stats.decode_seconds
 
 
 def run(model, tokenizer, device: str, prompt: str, params: GenerationParams, use_cache: bool = True,

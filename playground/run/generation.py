@@ -64,6 +64,19 @@ class GenerationStats:
         return asdict(self)
 
 
+def fill(stats: GenerationStats, stamps: list[float], t_start: float, now: float) -> None:
+    """The figures so far, every engine's, from each new token's arrival (`stamps`, perf_counter seconds)
+    and the call's start: new tokens (one stamp each), TTFT (first - start), decode seconds (last - first),
+    decode tokens/s = (new tokens - 1) / decode seconds, total (now - start)."""
+    stats.new_tokens = len(stamps)
+    stats.total_seconds = now - t_start
+    if stamps:
+        stats.ttft_seconds = stamps[0] - t_start
+        stats.decode_seconds = stamps[-1] - stamps[0]
+        if len(stamps) > 1 and stats.decode_seconds > 0:
+            stats.tokens_per_second = (len(stamps) - 1) / stats.decode_seconds
+
+
 class TokenStreamer(BaseStreamer):
     """Receives token ids from `generate()` and timestamps each one."""
 
@@ -195,8 +208,7 @@ def stream(
     t_start = time.perf_counter()
     thread = threading.Thread(target=work, name="generate", daemon=True)
     thread.start()
-    t_first = t_last = None
-    stamps: list[float] = []
+    stamps: list[float] = []  # each new token's arrival (the streamer's perf_counter reading)
     last_yield = 0.0
     shown = 0  # tokens in the last update
     stopped_early = False
@@ -225,13 +237,11 @@ def stream(
                     break
                 ids.append(item[0])
                 stamps.append(item[1])
-                if t_first is None:
-                    t_first = item[1]
-                t_last = item[1]
             now = time.perf_counter()
             if done or (len(ids) > shown and now >= due):
                 last_yield, shown = now, len(ids)
-                _fill(stats, streamer, ids, t_start, t_first, t_last, now)
+                stats.prompt_tokens = streamer.prompt_tokens
+                fill(stats, stamps, t_start, now)
                 stats.token_times = [x - t_start for x in stamps]
                 if done:
                     stopped_early = stop.is_set()
@@ -245,15 +255,3 @@ def stream(
         raise error[0]
     stats.finish_reason = finish_reason(ids, eos, params.max_new_tokens, stopped_early)
     yield tokenizer.decode(ids, skip_special_tokens=True), stats
-
-
-def _fill(stats: GenerationStats, streamer: TokenStreamer, ids: list[int], t_start: float,
-          t_first: float | None, t_last: float | None, now: float) -> None:
-    stats.prompt_tokens = streamer.prompt_tokens
-    stats.new_tokens = len(ids)
-    stats.total_seconds = now - t_start
-    if t_first is not None:
-        stats.ttft_seconds = t_first - t_start
-        stats.decode_seconds = (t_last or t_first) - t_first
-        if len(ids) > 1 and stats.decode_seconds > 0:
-            stats.tokens_per_second = (len(ids) - 1) / stats.decode_seconds
