@@ -43,9 +43,6 @@ from playground.hw import devices
 from playground.run import generation
 from playground.run.generation import GenerationStats
 
-ENGINES = ("generate()", "manual loop (KV cache)", "manual loop (no cache)")
-
-
 @dataclass
 class DecodeStats(GenerationStats):
     use_cache: bool = True
@@ -107,7 +104,7 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     eos = generation.eos_ids(model)
     # generate() computes logits for the last position only, when the model accepts logits_to_keep
     keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
-    stats = DecodeStats(engine=ENGINES[1] if use_cache else ENGINES[2], greedy=greedy, use_cache=use_cache,
+    stats = DecodeStats(engine="manual" if use_cache else "manual-nocache", greedy=greedy, use_cache=use_cache,
                         prompt_tokens=int(ids.shape[-1]),
                         chat_template_applied=generation.applies_template(tokenizer, params.chat_template))
     torch.manual_seed(params.seed)

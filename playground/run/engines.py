@@ -46,7 +46,6 @@ from playground.run import compiled, decode, generation
 from playground.run.generation import TokenStreamer
 
 PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
-COMPILED = "static cache + torch.compile"
 Progress = Callable[[float, str], None]
 
 
@@ -171,7 +170,7 @@ def limit_of(row: EngineRow, prof: dict, read_gbps: float) -> Said:
     take most of the time) or per-token overhead (everything else does)."""
     if not row.tokens_per_second:
         return said("eng.limit.unknown")
-    fields = dict(engine=row.engine, share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
+    fields = dict(engine=said(f"engine.{row.engine}"), share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
                   rate=f"{prof['matmul_gbps'] or 0:.1f}", read=f"{read_gbps:.1f}",
                   others=", ".join(f"`{o['op']}` {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
     return said("eng.limit.bandwidth" if prof["matmul_share"] >= 0.5 else "eng.limit.overhead", **fields)
@@ -191,7 +190,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     say(0.05, phrase("eng.progress.generate"))
     ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
     finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
-    rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish=finish)]
+    rows = [make_row("generate", ref, stamps, None, bound, finish=finish)]
     say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
@@ -227,6 +226,6 @@ def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | N
     except Exception as e:  # torch.compile's own failure (a missing compiler, an unsupported model), quoted
         compiled.forget()
         raise UserError.of("err.compile_failed", error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from e
-    report.rows.append(make_row(COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
+    report.rows.append(make_row(generation.COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
                             report.bound_tokens_per_second, r.compile_seconds, r.finish_reason))
     return report

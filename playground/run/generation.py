@@ -38,10 +38,15 @@ from playground.load.estimate import context_length
 
 _DONE = object()
 
+# Every decode engine by its one name: the API's `engine=` takes these three, each result carries its
+# engine's name (`engine`), and the page's words for them are the i18n keys `engine.<name>`.
+ENGINES = ("generate", "manual", "manual-nocache")  # generate() here; the manual loop in playground.run.decode
+COMPILED = "compiled"  # the Speed tab's fourth: a static cache under torch.compile (playground.run.compiled)
+
 
 @dataclass
 class GenerationStats:
-    engine: str = "generate()"
+    engine: str = "generate"  # one of ENGINES
     prompt_tokens: int = 0
     new_tokens: int = 0
     ttft_seconds: float | None = None

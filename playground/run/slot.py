@@ -45,8 +45,7 @@ from playground.hw.sampler import Sampler, marking_progress
 from playground.load import loader
 from playground.load.catalog import ModelSource
 from playground.run import compiled, decode, generation
-
-ENGINES = ("generate", "manual", "manual-nocache")
+from playground.run.generation import ENGINES
 
 
 def check_engine(engine: object) -> str:

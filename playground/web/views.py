@@ -18,7 +18,7 @@ from playground.hw.devices import DeviceInfo
 from playground.load.estimate import Estimate
 from playground.load.loader import LoadReport
 from playground.run import decode
-from playground.run.generation import GenerationStats
+from playground.run.generation import ENGINES, GenerationStats
 
 
 def status_markdown(status: dict, lang: str = "en") -> str:
@@ -222,7 +222,7 @@ def context_info(ctx: int | None, prompt_tokens: int | None, lang: str = "en") -
 
 
 def engine_choices(lang: str = "en") -> list[tuple[str, str]]:
-    return [(t(f"engine.{e}", lang), e) for e in ("generate", "manual", "manual-nocache")]
+    return [(t(f"engine.{e}", lang), e) for e in ENGINES]
 
 
 def decoding_choices(lang: str = "en") -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from playground.core.i18n import Said, t
 from playground.core.units import fmt_bytes
+from playground.run.generation import COMPILED
 
 
 def _say(x: object, lang: str) -> str:
@@ -157,11 +158,11 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
         rate = f"{row['tokens_per_second']:.1f}" if row["tokens_per_second"] else "—"
         pct = f"{row['percent_of_bound']:.0f}%" if row["percent_of_bound"] is not None else "—"
         over = f"{row['overhead_ms_per_token']:.2f} ms" if row["overhead_ms_per_token"] is not None else "—"
-        lines.append(f"| `{row['engine']}` | {row['new_tokens']} | {rate} | {same} | {row['compile_seconds']:.1f} s "
+        lines.append(f"| {t('engine.' + row['engine'], lang)} | {row['new_tokens']} | {rate} | {same} | {row['compile_seconds']:.1f} s "
                      f"| {pct} | {over} |")
     lines += ["", _say(r["limit"], lang)]
     for row in r["rows"]:
-        if row["engine"].startswith("static cache"):
+        if row["engine"] == COMPILED:
             lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
     if r.get("compile_error"):
         lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]

@@ -68,7 +68,7 @@ def test_stats_have_generate_fields_plus_prefill_and_per_token_times(bundled):
     n = 20
     _, s = decode.run(bundled.model, bundled.tokenizer, bundled.device, PROMPT, GenerationParams(max_new_tokens=n))
     assert isinstance(s, generation.GenerationStats)
-    assert s.engine == "manual loop (KV cache)" and s.use_cache and s.greedy
+    assert s.engine == "manual" and s.use_cache and s.greedy
     assert s.prompt_tokens == len(bundled.tokenizer(PROMPT)["input_ids"])
     assert s.new_tokens == n == len(s.token_ids) and s.finish_reason == "length"
     assert 0 < s.prefill_seconds <= s.ttft_seconds <= s.total_seconds

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from playground.core.errors import UserError
-from playground.run import engines
+from playground.run import engines, generation
 
 
 def test_rows_compare_token_by_token_and_do_the_bound_arithmetic():
@@ -25,7 +25,7 @@ def test_rows_compare_token_by_token_and_do_the_bound_arithmetic():
 
 @pytest.mark.parametrize("share, key", [(0.27, "eng.limit.overhead"), (0.85, "eng.limit.bandwidth")])
 def test_what_limits_an_engine_follows_its_profile(share, key):
-    row = engines.make_row("generate()", [1, 2, 3], [0.0, 0.01, 0.02], None, 1000.0)
+    row = engines.make_row("generate", [1, 2, 3], [0.0, 0.01, 0.02], None, 1000.0)
     prof = dict(tokens=16, matmul_share=share, matmul_gbps=22.0,
                 largest_others=[dict(op="aten::tanh", seconds=0.012), dict(op="aten::add", seconds=0.004)])
     said = engines.limit_of(row, prof, 70.0)
@@ -44,7 +44,7 @@ def test_the_profile_counts_the_matmuls_of_a_real_generate(bundled, one_thread):
 
 def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread):
     r = engines.run(bundled.model, bundled.tokenizer, "cpu", 24, False, "bundled")
-    assert [row.engine for row in r.rows] == ["generate()", "manual loop (KV cache)", "manual loop (no cache)"]
+    assert [row.engine for row in r.rows] == list(generation.ENGINES)
     assert all(row.same_tokens_as_generate and row.new_tokens == 24 for row in r.rows)
     assert r.bound_tokens_per_second == pytest.approx(r.read["gbps"] * 1e9 / r.weights_bytes)
     assert r.weights_in_cache == (r.last_level_cache_bytes is not None and r.weights_bytes <= r.last_level_cache_bytes)
