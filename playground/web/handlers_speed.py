@@ -24,7 +24,7 @@ from playground.load import migration
 from playground.run import engines as decode_engines, kvcache
 from playground.run.slot import SLOT
 from playground.web import views_speed as views
-from playground.web.handlers import error, page_lang
+from playground.web.handlers import gr_errors, page_lang
 
 ENGINE_MAX_TOKENS = 256  # the cache-less loop costs O(n^2): beyond this it takes minutes on a big model
 KV_TOKENS = 256  # how far the KV-cache measurement decodes (less where the context is shorter)
@@ -105,48 +105,38 @@ def run_engines(n: int, with_compiled: bool, progress=None) -> decode_engines.En
 def bandwidth() -> dict:
     """Measure now: host memcpy, streaming-read and float32->bfloat16 cast rates; each GPU's pinned and
     pageable copies both ways with its PCIe link (or why there is none); the loaded model's .to() beside them."""
-    try:
+    with gr_errors():
         return plain(measure_bandwidth())
-    except UserError as e:
-        raise error(e) from None
 
 
 def kv_growth() -> dict:
     """The loaded model's KV cache, read from the real cache object at several lengths, against the
     estimate (2 x layers x KV heads x head dim x dtype bytes per token), and the time per step with and without it."""
-    try:
+    with gr_errors():
         return measure_kv()
-    except UserError as e:
-        raise error(e) from None
 
 
 def engines(max_new_tokens: int, compiled: bool = False) -> list[dict]:
     """generate(), the manual loop with and without the KV cache, and (compiled=True) a static cache under
     torch.compile, on the loaded model: one row each, against the memory-bandwidth bound."""
-    try:
+    with gr_errors():
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(compiled, "compiled")
         return plain(run_engines(n, c).to_dict()["rows"])
-    except UserError as e:
-        raise error(e) from None
 
 
 # ---------------------------------------------------------------- page events
 
 def ui_bandwidth(lang: str):
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         d = measure_bandwidth()
-    except UserError as e:
-        raise error(e, lang) from None
     return views.bandwidth_markdown(d, lang), d
 
 
 def ui_kv(lang: str):
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         g = measure_kv()
-    except UserError as e:
-        raise error(e, lang) from None
     return (views.kv_markdown(g, lang), *views.kv_plots(g, lang), g)
 
 
@@ -154,7 +144,7 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
     """Yields (markdown, data): the engines that need no compiling first, then the compiled one, its
     compile phase announced while it runs. The slot is held throughout: the model cannot change between."""
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(with_compiled, "compiled")
         yield t("speed.running", lang), gr.skip()
         say = (lambda f, d: progress(f, desc=in_lang(d, lang)))
@@ -173,8 +163,6 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
                 except UserError as e:  # the other engines' rows stand; the reason is kept with them
                     d = dict(asdict(report), compile_error=said(e.key, **e.fields) if e.key else str(e))
         yield views.engines_markdown(d, lang), d
-    except UserError as e:
-        raise error(e, lang) from None
 
 
 def rerender(lang: str, bw: dict | None, kv: dict | None, eng: dict | None) -> list:
