@@ -94,6 +94,15 @@ def stream(
                            stop, name="decode-loop")
 
 
+def stream_engine(engine: str, model, tokenizer, device: str, prompt: str, params: GenerationParams,
+                  stop: threading.Event | None = None) -> Iterator[tuple[str, GenerationStats]]:
+    """The updates of the engine named `engine` (one of `generation.ENGINES`): generate() through the token
+    streamer, or this loop with the KV cache ("manual") or without it ("manual-nocache")."""
+    if engine == "generate":
+        return generation.stream(model, tokenizer, device, prompt, params, stop=stop)
+    return stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=engine == "manual")
+
+
 def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, stop: threading.Event,
           use_cache: bool, min_interval: float) -> Iterator[tuple[str, DecodeStats]]:
     inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template)

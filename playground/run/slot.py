@@ -242,11 +242,7 @@ class ModelSlot:
             if lm is None:
                 raise UserError.of("err.unloaded")
             made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
-            if engine == "generate":
-                updates = generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
-            else:
-                updates = decode.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
-                                        use_cache=engine == "manual")
+            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
             sampler = Sampler(hz=15)
             self._gen_timeline = sampler  # readable while it runs: the last update draws it
             with sampler:

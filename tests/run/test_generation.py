@@ -113,14 +113,7 @@ def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
         _run(bundled, max_new_tokens=ctx - 1)
 
 
-def _stream(lm, engine: str, prompt: str, params: GenerationParams):
-    """The page's engines as the slot runs them: generate() through the streamer, or the manual loop."""
-    if engine == "generate":
-        return generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params)
-    return decode.stream(lm.model, lm.tokenizer, lm.device, prompt, params, use_cache=engine == "manual")
-
-
-@pytest.mark.parametrize("engine", ["generate", "manual", "manual-nocache"])
+@pytest.mark.parametrize("engine", generation.ENGINES)
 def test_a_list_of_eos_ids_stops_at_any_of_them_and_says_eos(bundled, monkeypatch, engine):
     """Llama-3 and Qwen instruct models list several ids in generation_config.eos_token_id, and generate()
     stops at each. The bundled model's own end-of-text is id 0; with '.' listed beside it, greedy decoding
@@ -134,6 +127,7 @@ def test_a_list_of_eos_ids_stops_at_any_of_them_and_says_eos(bundled, monkeypatc
     assert dot in ref[:-1] and own not in ref, "precondition: a full stop before the budget ends, no end-of-text"
     stop_at = ref.index(dot) + 1
     monkeypatch.setattr(model.generation_config, "eos_token_id", [own, dot])
-    *_, (text, stats) = _stream(bundled, engine, "ROMEO:", GenerationParams(max_new_tokens=32, temperature=0))
+    *_, (text, stats) = decode.stream_engine(engine, model, tok, bundled.device, "ROMEO:",
+                                             GenerationParams(max_new_tokens=32, temperature=0))
     assert (stats.new_tokens, stats.finish_reason) == (stop_at, "eos")
     assert text == tok.decode(ref[:stop_at], skip_special_tokens=True) and text.endswith(".")
