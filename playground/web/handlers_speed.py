@@ -11,7 +11,9 @@ data (sentences still `Said`) so that a language switch re-renders it.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
+from typing import Iterator
 
 import gradio as gr
 
@@ -21,6 +23,7 @@ from playground.core.i18n import in_lang, plain, said, t
 from playground.hw import bandwidth as rates, devices, pcie, zerogpu
 from playground.hw.devices import DeviceInfo
 from playground.load import migration
+from playground.load.loader import LoadedModel
 from playground.run import engines as decode_engines, kvcache
 from playground.run.slot import SLOT
 from playground.web import views_speed as views
@@ -59,9 +62,16 @@ def on_this_host(devs: list[DeviceInfo]) -> list[DeviceInfo]:
         DeviceInfo(id="cuda", kind="cuda", available=False, name="ZeroGPU", reason=said("speed.zerogpu"))]
 
 
-def check_measurable(lm) -> None:
-    if zerogpu.active() and not lm.device.startswith("cpu"):
-        raise UserError.of("err.zerogpu_speed", device=lm.device)
+@contextmanager
+def measurable() -> Iterator[LoadedModel]:
+    """Hold the slot (no load swaps the model while it is measured) and yield its model; refused when none
+    is loaded, or when it sits on ZeroGPU's GPU, which exists only inside a `@spaces.GPU` call."""
+    with SLOT.held() as lm:
+        if lm is None:
+            raise UserError.of("err.not_loaded")
+        if zerogpu.active() and not lm.device.startswith("cpu"):
+            raise UserError.of("err.zerogpu_speed", device=lm.device)
+        yield lm
 
 
 def measure_bandwidth() -> dict:
@@ -79,10 +89,7 @@ def measure_bandwidth() -> dict:
 
 
 def measure_kv() -> dict:
-    with SLOT.held() as lm:
-        if lm is None:
-            raise UserError.of("err.not_loaded")
-        check_measurable(lm)
+    with measurable() as lm:
         n_prompt = len(lm.tokenizer(decode_engines.PROMPT)["input_ids"])
         ctx = lm.report.context_length or (n_prompt + KV_TOKENS)
         new = max(2, min(KV_TOKENS, ctx - n_prompt))
@@ -92,10 +99,7 @@ def measure_kv() -> dict:
 
 
 def run_engines(n: int, with_compiled: bool, progress=None) -> decode_engines.EnginesReport:
-    with SLOT.held() as lm:
-        if lm is None:
-            raise UserError.of("err.not_loaded")
-        check_measurable(lm)
+    with measurable() as lm:
         return decode_engines.run(lm.model, lm.tokenizer, lm.device, n, with_compiled, lm.report.model,
                                   progress=progress)
 
@@ -148,10 +152,7 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(with_compiled, "compiled")
         yield t("speed.running", lang), gr.skip()
         say = (lambda f, d: progress(f, desc=in_lang(d, lang)))
-        with SLOT.held() as lm:
-            if lm is None:
-                raise UserError.of("err.not_loaded")
-            check_measurable(lm)
+        with measurable() as lm:
             report = decode_engines.run(lm.model, lm.tokenizer, lm.device, n, False, lm.report.model, progress=say)
             d = asdict(report)
             if c:
