@@ -155,13 +155,6 @@ def nvml_module():
     return _nvml()
 
 
-def nvml_status() -> Said | None:
-    """For the VRAM panel: None if NVML works, else why it does not."""
-    if not torch.cuda.is_available():
-        return gpu_readings()[1]
-    return _nvml()[1]
-
-
 def memory_consistent(nvml_delta: int, reserved_delta: int, allocated_delta: int, slack: int = 64 * 2**20) -> bool:
     """Do NVML's device-wide used memory and PyTorch's caching allocator tell one story? After an
     allocation the driver's growth covers the allocator's reservation (which covers the live tensors)

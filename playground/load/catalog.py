@@ -19,7 +19,7 @@ from playground.core import settings
 from playground.core.errors import UserError, shown
 from playground.core.i18n import t
 from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME, by_role
-from playground.load import checkpoint, hub, synthetic
+from playground.load import checkpoint, synthetic
 
 HUB_MODELS = ("distilgpt2", "gpt2", "HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct")
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
@@ -114,12 +114,6 @@ def _local_source(model: str) -> ModelSource:
 
 
 # -- the Hub (playground.load.hub: the endpoint, the cache, the download) ----------------
-def hub_reachable(timeout: float = 2.0) -> tuple[bool, object]:
-    """Can a TCP connection be opened to the Hub (HF_ENDPOINT's scheme, host and port)? Checked before
-    any download, because huggingface_hub retries for ~25 s before giving up when there is no network."""
-    return hub.reachable(timeout)
-
-
 def hub_cached(repo_id: str) -> Path | None:
     """The cached snapshot folder holding a Hub model's config.json, or None (its weights may not be
     there yet: `playground.load.hub.cached` says whether the whole snapshot is)."""

@@ -143,6 +143,8 @@ def kv_bytes_per_token(config, dtype: torch.dtype) -> int:
 
 
 def context_length(config) -> int | None:
+    """The most tokens the model attends over, from its config (GPT-2 names it `n_positions`), or None.
+    The one reading of it: the estimate, the load report, the context check before a generation."""
     return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
 
 

@@ -45,8 +45,7 @@ from playground.hw.sampler import Sampler, marking_progress
 from playground.load import loader
 from playground.load.catalog import ModelSource
 from playground.run import compiled, decode, generation
-
-ENGINES = ("generate", "manual", "manual-nocache")
+from playground.run.generation import ENGINES
 
 
 def check_engine(engine: object) -> str:
@@ -113,13 +112,6 @@ class ModelSlot:
         a load must not swap it meanwhile. Yields None when nothing is loaded."""
         with self._lock:
             yield self._loaded
-
-    @contextmanager
-    def emptied(self) -> Iterator[None]:
-        """Hold the slot with no model in it, e.g. while Compare loads its own models one by one."""
-        with self._lock:
-            self._unload()
-            yield
 
     @contextmanager
     def lent(self, progress: loader.Progress | None = None) -> Iterator["Return"]:
@@ -250,11 +242,7 @@ class ModelSlot:
             if lm is None:
                 raise UserError.of("err.unloaded")
             made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
-            if engine == "generate":
-                updates = generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
-            else:
-                updates = decode.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
-                                        use_cache=engine == "manual")
+            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
             sampler = Sampler(hz=15)
             self._gen_timeline = sampler  # readable while it runs: the last update draws it
             with sampler:

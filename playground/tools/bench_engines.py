@@ -53,8 +53,7 @@ def _manual(lm, n: int) -> tuple[list[int], float | None]:
 
 
 def _compiled(lm, n: int) -> compiled.CompiledRun:
-    return threads.run(compiled.run, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n,
-                       engines.eos_ids(lm.model, lm.tokenizer), name="bench-compiled")
+    return threads.run(compiled.run, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n, name="bench-compiled")
 
 
 def profile_steps(lm, n: int, rows: int = 14) -> str:
@@ -65,7 +64,7 @@ def profile_steps(lm, n: int, rows: int = 14) -> str:
 
     def work() -> str:
         with profile(activities=[ProfilerActivity.CPU]) as prof:
-            compiled.run(lm.model, lm.tokenizer, lm.device, engines.PROMPT, n, engines.eos_ids(lm.model, lm.tokenizer))
+            compiled.run(lm.model, lm.tokenizer, lm.device, engines.PROMPT, n)
         return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
     return threads.run(work, name="bench-profile")

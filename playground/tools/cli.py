@@ -87,7 +87,7 @@ def _run_report_command(args: argparse.Namespace) -> int:
                             max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                             top_p=args.top_p, seed=args.seed, progress=progress)
     if args.json:
-        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.write(json.dumps(result.to_dict()) + "\n")
     else:
         sys.stdout.write(report.format_report(result) + "\n")
     sys.stdout.flush()

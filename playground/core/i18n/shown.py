@@ -56,6 +56,7 @@ TEXT: dict[str, W] = {
     "engine.generate": W("generate()", "generate()（库自带）"),
     "engine.manual": W("manual loop + KV cache", "手写循环 + KV 缓存"),
     "engine.manual-nocache": W("manual loop, no cache", "手写循环，不用缓存"),
+    "engine.compiled": W("static cache + torch.compile", "静态缓存 + torch.compile"),
     "page.decoding": W("Decoding", "解码方式"),
     "page.decoding.sampled": W("sampled (temperature 0.8, top_p 0.95, seed 0)",
                                "采样（temperature 0.8，top_p 0.95，随机种子 0）"),
