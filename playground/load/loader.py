@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
@@ -223,8 +224,6 @@ def _checked_tokenizer(src: ModelSource, folder: str):
     """The checks that need the files (a Hub model's are in its cached snapshot by now): every
     safetensors file complete, a tokenizer's vocabulary there and the tokenizer loaded
     (from_pretrained would fail on either after the unload)."""
-    from transformers import AutoTokenizer
-
     checkpoint.check_folder(Path(folder))
     checkpoint.check_tokenizer(Path(folder))
     try:
@@ -235,8 +234,6 @@ def _checked_tokenizer(src: ModelSource, folder: str):
 
 def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
     src, dev = plan.source, plan.device
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
     common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
+from transformers import AutoModelForCausalLM
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
@@ -209,8 +210,6 @@ def _read_through(ref: str) -> None:
 def compare_placement(src: ModelSource, dev: DeviceInfo, dtype: Dtype) -> dict:
     """Load the model twice: straight onto `dev` with device_map={"": device}, then to RAM and
     .to(device). Time and peak memory of each, and what the difference means here."""
-    from transformers import AutoModelForCausalLM
-
     if dev.id == "auto":
         raise UserError("Pick a device (cpu, cuda:N, mps): 'auto' is a placement plan, not a place to compare.")
     if src.kind == "synthetic":

@@ -88,8 +88,6 @@ class PeakRSS:
 
 def bare_run(path: str, device: str, dtype: str, prompt: str, n: int) -> dict:
     """The plainest Transformers code for the same work."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     memory.release_memory()
     with PeakRSS() as mem:
         t0 = time.perf_counter()
