@@ -21,6 +21,7 @@ import threading
 import time
 
 import psutil
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import inputs
 from playground.hw import memory
