@@ -25,8 +25,8 @@ from tests.test_layers import PACKAGE, TOP, package
 # resident objects those caches keep.
 MUTABLE_GLOBALS = {
     # the shared model
-    "playground.run.slot.SLOT": "the one loaded model every visitor shares (page, API, CLI), behind its lock: a "
-                                "process holds one model at a time",
+    "playground.run.slot.SLOT": "the one loaded model every visitor shares (page, API, CLI), behind its lock: "
+                                "two visitors' models side by side would not fit a Space's RAM",
     # resident objects and what they hold
     "playground.lab.harness.bundled": "a second resident model: the bundled model and tokenizer (CPU, float32) that "
                                       "the lab, the fact-check and the diagnoser work on, loaded once per process",
