@@ -124,7 +124,7 @@ def _nvml():
     if "mod" in _NVML_STATE:
         return _NVML_STATE["mod"], _NVML_STATE["reason"]
     try:
-        import pynvml
+        import pynvml  # deferred (optional): without nvidia-ml-py the page says so instead of failing to start
 
         pynvml.nvmlInit()
         _NVML_STATE.update(mod=pynvml, reason=None)

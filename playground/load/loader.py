@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
@@ -221,8 +222,6 @@ def _checked_tokenizer(src: ModelSource, folder: str):
     """The checks that need the files (a Hub model's are in its cached snapshot by now): every
     safetensors file complete, a tokenizer's vocabulary there and the tokenizer loaded
     (from_pretrained would fail on either after the unload)."""
-    from transformers import AutoTokenizer
-
     checkpoint.check_folder(Path(folder))
     checkpoint.check_tokenizer(Path(folder))
     try:
@@ -233,8 +232,6 @@ def _checked_tokenizer(src: ModelSource, folder: str):
 
 def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
     src, dev = plan.source, plan.device
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
     # never the network: a Hub model was downloaded by `prepare`

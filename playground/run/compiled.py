@@ -125,6 +125,7 @@ def _options(device: str) -> dict:
         opts["post_grad_fusion_options"] = {"decompose_mm_pass": {"cpu_max_other_dimension_decomposition": big}}
         # The pass reads its CPU limit into a module constant when first imported (default 2048,
         # narrower than an MLP or an LM head): set it for this process too.
+        # deferred (start-up): torch._inductor takes ~1.5 s to import, and only a compiled run needs it.
         from torch._inductor.fx_passes import decompose_mem_bound_mm
 
         decompose_mem_bound_mm.cpu_max_other_dimension_decomposition = big

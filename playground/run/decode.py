@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 import torch
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
 from playground.core import threads
 from playground.core.inputs import GenerationParams
@@ -67,8 +68,6 @@ def profile(token_seconds: list[float]) -> dict:
 
 
 def _warpers(params: GenerationParams) -> list:
-    from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
-
     out = [TemperatureLogitsWarper(params.temperature)] if params.temperature != 1.0 else []
     if params.top_p < 1.0:
         out.append(TopPLogitsWarper(params.top_p))

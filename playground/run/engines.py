@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from playground.core import threads
 from playground.core.errors import UserError
@@ -136,8 +137,6 @@ def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> d
     """Where generate()'s time goes: `n` greedy tokens under torch.profiler, the time of the matrix
     multiplications (the operators that read the weights) against the whole run, and the rate they read
     at (weight bytes x forward passes / their time). On a GPU their device time is counted."""
-    from torch.profiler import ProfilerActivity, profile
-
     on_gpu = torch.device(device).type == "cuda"
     enc = tokenizer(prompt, return_tensors="pt").to(device)
     kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,

@@ -1,8 +1,8 @@
 """The one loaded-model slot, shared by every visitor, behind its lock.
 
-A process holds one model at a time: a shared Space has a few GB of RAM, and two
-models loaded side by side would make every figure on the page wrong. Loading
-and generating both take the slot's lock, so a load waits for a running
+The slot holds one model at a time: a shared Space has a few GB of RAM, and two
+visitors' models loaded side by side would make every figure on the page wrong.
+Loading and generating both take the slot's lock, so a load waits for a running
 generation to finish (it never swaps the model under it), and a generation never
 sees a half-loaded model. The UI, the API and the CLI all go through its methods;
 none of them touches the lock or the tables.
@@ -23,7 +23,10 @@ What can only fail after the unload (`from_pretrained` itself) loads that model 
 the error says so: a visitor's failed load never leaves the others with no model. At
 shutdown, `close()` stops every run through its stop event and refuses new ones.
 
-This is the only global mutable state in the playground.
+This is the one model the visitors share, not the only state the process keeps: the
+lab's own copy of the small bundled model (`lab.harness.bundled`), the compiled step
+(`run.compiled`), locks and caches are listed with what they hold and why in
+tests/test_globals.py, which fails on any module-level state it does not list.
 """
 
 from __future__ import annotations

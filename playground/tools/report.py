@@ -11,6 +11,7 @@ from __future__ import annotations
 import platform
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Callable
 
 from playground.core import inputs
@@ -26,8 +27,6 @@ from playground.run.slot import SLOT
 
 def versions() -> dict:
     """Versions of what produced the numbers (read from package metadata: no imports)."""
-    from importlib import metadata
-
     out = {"python": platform.python_version()}
     for pkg in ("torch", "transformers", "accelerate"):
         try:

@@ -7,6 +7,8 @@ with units, and the bound column says which limit a row is up against.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from playground.core import markdown
 from playground.core.i18n import t
 from playground.core.units import fmt_bytes
@@ -24,8 +26,6 @@ def _dicts(rows) -> list[dict]:
 
 def frame(rows):
     """One line per pair, in the table's order, with the charts' columns."""
-    import pandas as pd
-
     data = []
     for d in _dicts(rows):
         d["peak_rss_MiB"] = (d.get("peak_rss") or 0) / 2**20

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import html
 
+import pandas as pd
+
 from playground.core.i18n import t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
@@ -51,8 +53,6 @@ def devices_html(devs: list[DeviceInfo], lang: str = "en") -> str:
 def timeline_frame(rows: list[dict], gpus: bool = False, lang: str = "en"):
     """Sampler rows -> a DataFrame for a line plot: MiB over seconds, one colour per phase
     (process RSS, phases named in `lang`), or per GPU series when `gpus`."""
-    import pandas as pd
-
     # samples taken before the first phase was marked belong to no phase: left out, or the plot would join
     # the load's first reading to the generation's with one line of their shared colour
     keep = [r for r in rows if r["phase"] and (r["series"].startswith("cuda") if gpus else r["series"] == "process RSS")]

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import torch
+from transformers.generation import utils as generation
 
 from playground.core.i18n import W
 from playground.lab.factcheck.claim import T1, T3, T5, Claim, Evidence
@@ -107,8 +108,6 @@ def to_verifies() -> Evidence:
 
 
 def cpu_inputs_raise() -> Evidence:
-    from transformers.generation import utils as generation
-
     warns = source_line(generation.GenerationMixin.generate, "!= input_ids.device.type")
     moves = source_line(generation.GenerationMixin.prepare_inputs_for_generation, "move_to_device(model_inputs")
     convs = sum(isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d)) for m in bundled()[0].modules())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 
 import torch
+from torch.utils.data import DataLoader, TensorDataset
+from transformers import AutoModelForCausalLM
 
 from playground.core.i18n import W
 from playground.core.paths import BUNDLED_DIR
@@ -36,8 +38,6 @@ def eval_saves_memory() -> Evidence:
 
 
 def eval_required() -> Evidence:
-    from transformers import AutoModelForCausalLM
-
     loaded = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, use_safetensors=True)
     built = AutoModelForCausalLM.from_config(loaded.config)
     return Evidence("partly" if not loaded.training and built.training else "true", W(
@@ -95,8 +95,6 @@ def optimizer_after_to() -> Evidence:
 
 
 def pin_memory_speeds() -> Evidence:
-    from torch.utils.data import DataLoader, TensorDataset
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         batch = next(iter(DataLoader(TensorDataset(torch.ones(4, 2)), batch_size=2, pin_memory=True)))[0]
