@@ -13,16 +13,22 @@ def test_cpu_always_available_and_auto_listed():
     assert devs["auto"].available
 
 
-def test_absent_gpu_is_listed_with_reason():
+def test_every_kind_is_listed_available_or_with_its_reason():
     devs = devices.discover()
-    cuda = [d for d in devs if d.kind == "cuda"]
-    assert cuda, "CUDA must be listed even when absent"
-    if not torch.cuda.is_available():
-        assert all(not d.available and d.reason for d in cuda)
-        assert "CUDA" in cuda[0].reason.text("en") and "CUDA" in cuda[0].reason.text("zh")
-        assert cuda[0].to_dict()["reason"] == cuda[0].reason.text("en")  # the API's English
-    mps = [d for d in devs if d.kind == "mps"]
-    assert len(mps) == 1 and (mps[0].available or mps[0].reason)
+    for kind in ("cuda", "mps"):
+        listed = [d for d in devs if d.kind == kind]
+        assert listed, f"{kind} must be listed even when absent"
+        assert all(d.available or d.reason for d in listed)
+    assert [d.id for d in devs if d.kind == "cuda" and d.available] == [f"cuda:{i}" for i in range(
+        sum(d.kind == "cuda" and d.available for d in devs))]  # cuda:0, cuda:1, ... in order
+
+
+def test_absent_gpu_is_listed_with_reason(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # any machine, seen as one without CUDA
+    cuda = [d for d in devices.discover() if d.kind == "cuda"]
+    assert len(cuda) == 1 and not cuda[0].available and cuda[0].id == "cuda"
+    assert "CUDA" in cuda[0].reason.text("en") and "CUDA" in cuda[0].reason.text("zh")
+    assert cuda[0].to_dict()["reason"] == cuda[0].reason.text("en")  # the API's English
 
 
 @pytest.mark.parametrize("bad", ["gpu", "", "   ", "cpu; rm -rf /", "cuda:99", "CPU", "cuda:0:1", "metal"])
@@ -71,6 +77,15 @@ def test_bf16_hint_on_old_gpu():
     assert "Tesla T4" in devices.hint(old, torch.bfloat16).text("en")
 
 
-def test_sync_is_safe_on_cpu():
+def test_sync_waits_for_the_named_device_only(monkeypatch):
+    waited = []
+    monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: waited.append(("cuda", str(device))))
+    monkeypatch.setattr(torch.mps, "synchronize", lambda: waited.append(("mps", None)))
     devices.sync("cpu")
     devices.sync(None)
+    devices.sync(torch.device("cpu"))
+    assert waited == []  # the CPU runs synchronously: nothing to wait for
+    devices.sync("cuda:1")
+    devices.sync("mps")
+    assert waited == [("cuda", "cuda:1"), ("mps", None)]  # the GPU named, not the current one

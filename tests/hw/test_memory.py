@@ -1,5 +1,6 @@
 import torch
 
+from playground.core.i18n import said
 from playground.hw import memory
 
 
@@ -7,8 +8,14 @@ def test_snapshot_reads_real_numbers():
     s = memory.snapshot()
     assert s.rss > 10 * 2**20
     assert s.available > 0
-    if not torch.cuda.is_available():
-        assert s.gpus == [] and s.vram_reason  # says why, never zeros
+    assert s.gpus or s.vram_reason  # GPU readings, or why there are none: never an empty panel
+    assert all(g.name and g.index == i for i, g in enumerate(s.gpus))
+
+
+def test_without_cuda_the_snapshot_says_why_instead_of_zeros(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # any machine, seen as one without CUDA
+    s = memory.snapshot()
+    assert s.gpus == [] and "CUDA" in s.vram_reason.text("en") and "CUDA" in s.vram_reason.text("zh")
 
 
 def test_rss_grows_with_a_real_allocation():
@@ -39,7 +46,18 @@ def test_weights_bytes_counts_tied_tensor_once_and_buffers():
     assert memory.weights_bytes(m) == 100 * 8 * 2 + 10 * 2
 
 
-def test_nvml_absence_is_explained():
+def test_nvml_absence_is_explained(monkeypatch):
+    # without CUDA: the reason is the missing CUDA (the build, or no device), in both languages
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     status = memory.nvml_status()
-    if not torch.cuda.is_available():
-        assert status and status.text("en")  # a reason, not an empty string
+    assert status.key in ("vram.no_cuda_build", "vram.no_device") and status.text("en") and status.text("zh")
+    # with CUDA but no NVIDIA driver to ask: NVML's own error, said as the reason
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setitem(memory._NVML_STATE, "mod", None)
+    monkeypatch.setitem(memory._NVML_STATE, "reason", said("vram.no_driver", error="NVML Shared Library Not Found"))
+    status = memory.nvml_status()
+    assert status.key == "vram.no_driver" and "NVML Shared Library Not Found" in status.text("en")
+    # NVML initialised: no reason
+    monkeypatch.setitem(memory._NVML_STATE, "mod", object())
+    monkeypatch.setitem(memory._NVML_STATE, "reason", None)
+    assert memory.nvml_status() is None
