@@ -1,4 +1,5 @@
-"""Shared fixtures: the bundled model loaded once, one OpenMP thread, a live server for end-to-end tests."""
+"""Shared fixtures: the bundled model loaded once, one OpenMP thread, the device targets present, a live
+server for end-to-end tests."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 from playground.hw import devices
+from playground.lab import target
 from playground.load import catalog, estimate, loader
 from playground.tools import server as our_server
 
@@ -18,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds (still runs in CI)")
     config.addinivalue_line("markers", "browser: drives a real Chromium through Playwright")
+    config.addinivalue_line("markers", "device: a path of the playground run on each device target present "
+                                       "(the self-check: pytest -m device)")
 
 
 def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.LoadedModel:
@@ -29,6 +33,13 @@ def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.Load
 def bundled():
     """The bundled model, loaded through the playground's own path (cpu, float32)."""
     return load("shakespeare-gpt2", "cpu", "float32")
+
+
+@pytest.fixture(params=[pytest.param(t, id=str(t), marks=pytest.mark.device) for t in target.targets()])
+def device_target(request) -> target.Target:
+    """Each device target present: the simulated one, then every real GPU (`cuda:N`, `mps`). A test that
+    takes it runs once per target, marked `device`, and takes its expectations from the scenarios' data."""
+    return request.param
 
 
 @pytest.fixture
