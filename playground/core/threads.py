@@ -1,26 +1,9 @@
 """Where torch work runs: in a fresh thread that ends with the job.
 
-PyTorch's CPU kernels split their work with OpenMP. GNU libgomp, the runtime in
-PyTorch's Linux wheels, gives every thread that starts a parallel region a pool of
-worker threads of its own, and keeps that pool until the thread exits. While the
-process holds more libgomp threads than there are CPUs, idle workers stop
-spinning almost at once (libgomp's "throttled" spin count: 100 spins instead of
-about 300,000) and go to sleep, so every parallel region pays a futex wake-up.
-A decode step of a small model is a few hundred tiny kernels, so it pays that
-hundreds of times per token.
-
-Measured on this project's 2-core machine (torch 2.13.0 CPU wheel), a 1x256 by
-256x256 bfloat16 matmul: 20 us on a thread holding the process's only pool, 100 us
-while another (idle) thread holds one, 20 us again once that thread has exited.
-The bundled model's `generate()` ran at 413 tokens/s on the main thread and 240 on a
-new thread while the main thread's pool existed.
-
-A web server runs its handlers on long-lived worker threads, so every one that ever
-loaded a model would keep a pool, and every later generation would run throttled.
-The playground therefore runs each piece of torch work (a load, a generation, a
-break-it run, a comparison's run) in a fresh thread that exits when the work does,
-taking its pool with it, and the thread that waits does no torch work of its own:
-at any moment one pool exists, as in a plain script. A thread costs ~0.1 ms to start.
+`run(fn, *args)` calls fn in a new thread and returns its result or raises its exception;
+`iterate(make, stop)` yields what `make()` yields from a new thread, setting `stop` if the
+consumer leaves early. The waiting thread does no torch work, so one OpenMP pool exists at a
+time, as in a plain script (why: libgomp's per-thread pools, measured in docs/serving.md).
 """
 
 from __future__ import annotations

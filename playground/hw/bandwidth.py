@@ -1,23 +1,10 @@
 """Copy bandwidth: what this machine's memory and its GPU link can move, measured.
 
-The reference speeds a migration or a decode step is compared with. Conventions:
-- traffic = bytes read + bytes written: a same-dtype copy of N bytes moves 2N.
-- the host limit is a large memcpy (`dst.copy_(src)` of 256 MiB, destination
-  already touched, best of a few).
-- for a GPU: host-to-device copies from pinned (page-locked) and pageable memory.
-  `model.to("cuda")` copies from pageable memory, which CUDA stages through a
-  pinned bounce buffer: pageable is the fair comparison, pinned the ceiling.
-- every clock read follows `devices.sync`: CUDA and MPS copies are asynchronous.
-
-What bounds what (`survey` says it beside the figures):
-- decode reads every weight once per token and writes almost nothing, so its
-  bound is the *read* rate: a reduction (`sum()`) over a buffer much larger than
-  the CPU's caches, filled first (pages never written map the kernel's shared
-  zero page, which sits in the cache and flatters the figure). A memcpy also
-  writes every byte, so per byte read it runs at about half that.
-- a `.to(dtype)` on the CPU reads, converts and writes: its own rate, per GB read.
-- `.to("cuda")` crosses the PCIe link from pageable memory (`pcie.links()` gives
-  the link's theoretical rate from NVML).
+One `Bandwidth` per measurement, best of a few runs, every clock read after `devices.sync`:
+`host_memcpy`, `host_read`, `host_cast`, `h2d`/`d2h` (pinned and pageable), `device_read`.
+Traffic counts bytes read + bytes written. `read_bandwidth` (kept per device) is the bound a
+decode step is judged by; `survey` gathers the rates and says what bounds what.
+See docs/hardware.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """Devices and dtypes: what this machine can run on, and what each choice costs.
 
-PyTorch names a device with a string: `cpu`, `cuda:0`, `cuda:1`, `mps`. A tensor
-lives on exactly one of them, and an operator only runs when all its operands live
-on the same one (that is why `model.to(device)` and `inputs.to(device)` go
-together). Accelerate adds a fifth choice, `auto`: not a device but a placement
-plan (`device_map="auto"`) that spreads the layers over the GPUs, then the CPU.
-
-GPU work is asynchronous: a CUDA or MPS call returns as soon as the kernel is
-queued, so a clock read right after it measures the queueing, not the work.
-`sync()` waits for the device to finish; every timer in the playground calls it
-before reading `time.perf_counter()`.
-
-Everything that touches a GPU API lives in this module, kept small, written by the
-PyTorch documentation, so that the rest of the code runs the same on a CPU-only box.
+`discover()` lists the devices (`DeviceInfo`: cpu, each cuda:N, mps); `parse_device` and
+`parse_dtype` check a choice; `best`, `recommended_dtype` and `hint` advise; `sync` waits for a
+device's queued work, and every timer calls it before reading `time.perf_counter()`. Everything
+that touches a GPU API lives here, so the rest runs the same on a CPU-only box.
+See docs/hardware.md.
 """
 
 from __future__ import annotations

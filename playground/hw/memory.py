@@ -1,18 +1,9 @@
 """Memory readings: what a load, a `.to()` or a generation costs in RAM and VRAM.
 
-Three views of memory, each answering a different question:
-- process RSS (psutil): the RAM this Python process holds, weights included once
-  they are loaded on the CPU. System "available" memory says how much more fits.
-- NVML (the `pynvml` module from NVIDIA's `nvidia-ml-py`): what the GPU driver
-  sees as used on each GPU, for every process, CUDA context (~300-500 MB) included.
-- torch's caching allocator: `memory_allocated` (bytes in live tensors),
-  `memory_reserved` (what the allocator holds from the driver, freed tensors
-  included), `max_memory_allocated` (the peak since the last reset).
-
-The theoretical size of a model's weights is sum(numel x element_size) over its
-parameters and buffers; the page shows it beside the measured deltas so the
-learner can see where the two agree (RAM grows by about the weight bytes on
-load) and where they do not (a CUDA context, allocator rounding, a freed copy).
+`snapshot()` reads this process's RSS and the system's available RAM; `gpu_readings()` reads
+each GPU's NVML used memory and torch's allocator counters (or says why there are none);
+`weights_bytes` is the theoretical size, sum(numel x element_size) over parameters and buffers.
+What each view answers: docs/hardware.md.
 """
 
 from __future__ import annotations

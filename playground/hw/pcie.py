@@ -1,26 +1,9 @@
 """The PCIe link between RAM and a GPU: which GPU NVML means, and how fast its link can be.
 
-Two facts a host-to-device copy is judged by, both read from NVML (NVIDIA's
-management library, the `pynvml` module of `nvidia-ml-py`):
-
-- which NVML device is `cuda:N`. NVML numbers GPUs in PCI order; CUDA numbers
-  them fastest first unless `CUDA_DEVICE_ORDER=PCI_BUS_ID`, and
-  `CUDA_VISIBLE_DEVICES` hides or reorders them. The one identity both agree on
-  is the PCI address, domain:bus:device.function, which
-  `torch.cuda.get_device_properties(n)` gives as `pci_domain_id`, `pci_bus_id`,
-  `pci_device_id` and NVML as the string `nvmlPciInfo_t.busId`
-  ("00000000:01:00.0"; older drivers also give a 4-digit-domain `busIdLegacy`).
-- the link's theoretical rate: generation x lanes. Each generation doubles the
-  transfer rate per lane; generations 1-2 spend 2 bits of every 10 on the
-  8b/10b encoding, 3-5 only 2 of every 130 (128b/130b), and 6 carries 242 data
-  bytes in each 256-byte FLIT. So PCIe 3.0 x16 moves at most 15.75 GB/s in each
-  direction (the tutorials' "~16 GB/s"); a real copy gets 75-90% of that from
-  pinned memory, less from pageable memory. NVML's *current* generation can be
-  lower than the maximum while the GPU idles (the link trains down to save power),
-  so the rate is computed from the maximum and the current one is shown beside it.
-
-The functions on recorded values (`parse_bus_id`, `match_by_bus_id`,
-`link_gbps`) are pure; `links()` reads NVML and is the only one here that needs a GPU.
+`links()` reads NVML and is the only function here that needs a GPU: each `cuda:N` matched to
+its NVML device by PCI bus id, with its link's generation and width. The functions on recorded
+values (`parse_bus_id`, `match_by_bus_id`, `link_gbps`) are pure. Why the bus id, and how a
+generation and a width make a rate: docs/hardware.md.
 """
 
 from __future__ import annotations

@@ -1,33 +1,9 @@
 """Memory timeline: a background sampler that watches memory move through the phases.
 
-A before/after pair of readings (what the loader records) misses everything
-that happens in between: `from_pretrained` may hold a float32 copy while it casts
-to bfloat16, a `.to("cuda")` holds the weights twice until the CPU copy is freed,
-a generation grows its KV cache token by token. A sampler thread reads memory
-10-20 times a second while the work runs, so the page can draw the curve and say
-what each phase's peak was.
-
-What one sample holds:
-- `rss`: this process's resident set (psutil). On a CPU run this is where the
-  weights, the activations and the KV cache live.
-- `available`: what the system can still give without swapping (psutil).
-- per GPU: NVML's device-wide used memory (every process, CUDA context included)
-  and torch's `memory_allocated` (live tensors) / `memory_reserved` (what the
-  caching allocator holds, freed blocks included), read via `playground.hw.memory`.
-
-Phases are marked by the caller (`mark("load")`, ..., or `with s.phase("decode")`);
-a sample is also taken synchronously at every mark and at stop, so a phase shorter
-than one sampling period still has readings, and each phase's peak is at least
-its before/after readings.
-
-The sampler must not distort what it measures. It times its own work with
-`time.thread_time()` (CPU seconds of this thread only, wake-ups included) and
-reports that as a share of one core. On Linux it re-reads two already-open /proc
-files with `pread` (RSS from /proc/self/statm, MemAvailable from /proc/meminfo,
-the same figures psutil returns) because a cold psutil call in a thread that
-just woke up costs ~250 us, which at 20 Hz would be half a percent of a core.
-Sleeping in `Event.wait()` releases the GIL, so the model's Python code is not
-held up either.
+`Sampler` (a context manager) reads RSS, available RAM and each GPU's memory 10-20 times a second
+while the work runs. The caller marks phases (`mark("load")`, `with s.phase("decode")`); every mark
+and the stop also take a reading, so `peaks()` gives each phase's peak, at least its before/after
+readings. The sampler's own cost is measured (`overhead_percent`). See docs/hardware.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
 """Diagnose a pasted error: name the lab mistake(s) behind a traceback, or say honestly that none fits.
 
-The patterns below match the wording PyTorch, Transformers and Accelerate use
-(and used in older versions: the dtype mismatch has had three wordings), with
-the variable parts left open: the device names (`cuda:1`, `mps:0`, `xpu`,
-`meta`), the operator in the parenthesis, the dtypes. They are patterns for
-recognising text, never text the playground prints as an error.
-
-Several rules can fire on one traceback; each adds its weight to the mistakes
-it points at, and the matches come back best first. Some patterns are refined by
-what they capture: in a device mismatch raised by an embedding lookup
-(`index_select`), the device named second holds the indices, so "cuda:0 and
-cpu" means the inputs were left behind and "cpu and cuda:0" that the model was.
-
-Matching ignores case and line wraps (the text's whitespace is collapsed first: a
-message wrapped over three lines, as the tutorials print them, still matches), and
-accepts the shortened forms people paste ("Input type (torch.FloatTensor) and
-weight type (torch.cuda.FloatTensor)", "Tensor for argument #2 'mat1' is on CPU").
-Beyond these hand-written rules, every message of the installed libraries'
-catalog (`playground.lab.messages`: their own device, dtype and meta messages,
-read from their binaries and sources) is recognised, pointing at its mistakes;
-a rule that understands a message better (and refines its ranking) wins.
-
-Work is bounded: only the first and last 32 KiB of the text are scanned (the
-exception line of a traceback is at its end), and every pattern is linear.
+`diagnose(text)` applies hand-written patterns over the wording PyTorch, Transformers and
+Accelerate use (the variable parts left open) and the installed libraries' own messages
+(`playground.lab.messages`); each match adds weight to the mistakes it points at, best first.
+The patterns recognise text; they are never text the playground prints. Only the first and last
+32 KiB are scanned, and every pattern is linear. How the rules match and rank: docs/lab.md.
 """
 
 from __future__ import annotations

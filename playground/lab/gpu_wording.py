@@ -1,24 +1,10 @@
 """What a real GPU prints, built from the installed PyTorch's own message templates.
 
-On a host without CUDA the lab raises device mismatches on fake `cuda:0` tensors, whose
-check (in `torch._subclasses.fake_tensor`) words them the way PyTorch's TensorIterator does:
-"...but found at least two devices, cuda:0 and cpu!". A real CUDA kernel often fails
-earlier, in the device check its generated wrapper runs on every tensor argument in order
-(`c10::impl::check_and_update_common_device`, named after the operator: torchgen calls the
-wrapper `wrapper_CUDA_<overload>_<op>`, or `wrapper_CUDA_<op>` for a structured kernel),
-and then says "...but got index is on cpu, different from other tensors on cuda:0 (when
-checking argument in method wrapper_CUDA__index_select)". Operators marked
-`device_check: NoCheck` in native_functions.yaml (the TensorIterator ones: add, mul, ...)
-skip that check and keep TensorIterator's wording.
-
-`same_device(op, arg, arg_device, common_device)` builds the sentence a real GPU raises with
-the installed torch: its words are the string literals read out of `libtorch_cpu.so`
-(`playground.lab.library_text`), and whether the operator is checked, structured or not is
-read from the `native_functions.yaml` that ships with this torch (in torchgen). Only the
-joining words " is on ", " and ", "!" and ")" are ours, and each is checked to occur in the
-library. What a scenario supplies is where the real kernel's check fails: the operator and
-argument, and the two devices. When this torch's templates cannot be found, the answer is
-None, and the page says the real wording is unknown for this version.
+A simulated device mismatch (fake `cuda:0`) is worded as TensorIterator words it; a real CUDA
+kernel often fails earlier, in its generated wrapper's device check, and words it differently.
+`same_device(op, arg, arg_device, common_device)` builds that sentence from the string literals
+of `libtorch_cpu.so` and this torch's `native_functions.yaml`; None when they cannot be found.
+See docs/lab.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """The lab's harness: the correct pipeline, changed in one place, run live; then its fix.
 
-Each scenario (in `playground.lab.scenarios`, one module per family of mistakes) is
-one classic device or dtype mistake. It runs the lab's pipeline (greedy decoding,
-one forward pass per token, on the loaded model or the bundled one) with exactly
-one thing changed, and records what the installed libraries do about it (see
-`playground.lab.capture`); then it runs the fixed pipeline for real.
-
-A scenario's GPU side is written once, against a device target (`playground.lab.target`):
-`lab.run.place(x)` puts a private copy on it and `lab.run.running()` is where the failing
-line runs. On a real GPU that is the GPU; without one, PyTorch's fake tensors on a fake
-`cuda:0` (or the meta device), whose operators run PyTorch's own device checks. Such a
-result is marked `simulated`, and where a real GPU's message differs it is shown beside it
-(`playground.lab.gpu_wording`). What each scenario is expected to do on each kind of target
-is data in its decorator (`playground.lab.outcome`). Silent mistakes raise nothing: they
-report `measured` numbers instead.
-
-Every scenario also carries two complete scripts (`playground.lab.scripts`): the
-mistake and its fix, runnable as files. The fix the lab runs is the fix script's own
-text (`run_fix`), and a live mistake's run is the broken script's (`attempt_script`).
+`run(sc)` runs a scenario (`playground.lab.scenarios`): the lab's pipeline with exactly one thing
+changed, its GPU side on a device target (`lab.run.place(x)`, `with lab.run.running():`, see
+`playground.lab.target`), what the libraries do recorded (`playground.lab.capture`); then the fix
+script's own text (`run_fix`). `@scenario` declares one, with its expected outcome on each kind of
+target as data. See docs/lab.md.
 """
 
 from __future__ import annotations

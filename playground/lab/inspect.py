@@ -1,24 +1,9 @@
 """Where does every tensor live? One row per module, read straight from the model.
 
-A module's own tensors are `named_parameters(recurse=False)` and
-`named_buffers(recurse=False)`: the weights it was built with and the tensors it
-registered as state (masks, position ids, running statistics). Each row lists
-their device(s), dtype(s), element count and bytes (numel x element_size), so a
-half-moved model shows up as the row whose device differs from the rest.
-
-What is read, and why it can be trusted:
-- `tensor.device` and `tensor.dtype` are what PyTorch itself checks before an
-  operator runs. They are read from the tensors, never from a config.
-- Bytes come from shape and dtype, so they are right for real tensors, for
-  meta tensors (an empty or offloaded model) and for fake tensors (the lab's
-  simulated `cuda:0`), none of which is touched or copied here.
-- A tensor reachable under two names (GPT-2 ties `lm_head.weight` to
-  `transformer.wte.weight`) is counted once in the totals; the four counts
-  (`parameters()`, `named_parameters()`, `buffers()`, `state_dict()`) are shown
-  side by side because they disagree exactly there.
-- "Mixed placement": a module whose tensors sit on a device other than the one
-  holding most of the model's bytes, or whose own tensors are spread over
-  several devices; likewise a floating-point dtype other than the majority's.
+`inspect(model)` lists each module's own parameters and buffers: device(s), dtype(s), element
+count and bytes (numel x element_size, so right for real, meta and fake tensors, none of them
+touched), totals with tied tensors counted once, and the modules whose placement or dtype is
+mixed. What is read and why it can be trusted: docs/lab.md.
 """
 
 from __future__ import annotations

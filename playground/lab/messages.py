@@ -1,19 +1,9 @@
 """The diagnoser's catalog: the installed libraries' device-, dtype- and meta-related messages, each
 mapped to the mistake behind it.
 
-Built the first time it is needed, then kept for the process (a few hundred short entries): the
-read-only strings of PyTorch's shared libraries (`libtorch_cpu.so`, `libtorch_python.so`,
-`libc10.so`) and the messages raised, warned or logged in the PyTorch, Transformers and Accelerate
-source files listed in SOURCES (see `playground.lab.library_text`). A message joins the catalog when
-KINDS recognises what it is about from its own words; the entry keeps the message's text, where it
-came from, and the mistakes it points at, best first. Nothing in the catalog is typed here: KINDS
-holds patterns that *select* messages, and the messages are the libraries'.
-
-An entry is kept only if one of its literal parts has at least three words and fifteen letters
-(`"{} is on {}"` alone could be anything). `find(text)` says which entries a pasted text contains,
-matching each entry's longest part case-insensitively with whitespace collapsed (so a message wrapped
-over several lines matches), or only its first eight words, as people paste a shortened message
-(the tutorials' error tables do).
+`catalog()` reads them once per process from PyTorch's shared libraries and the PyTorch,
+Transformers and Accelerate sources in SOURCES; KINDS holds patterns that *select* messages,
+never messages. `find(normalise(text))` says which entries a pasted text contains. See docs/lab.md.
 """
 
 from __future__ import annotations

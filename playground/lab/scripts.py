@@ -1,23 +1,9 @@
 """Every scenario's two complete scripts, broken and fixed, and running a script's body in this process.
 
-A script is what a learner copies: it runs as written with `python` from the repository
-root, on any machine, because it chooses its device the way the tutorials recommend
-(`device = "cuda" if torch.cuda.is_available() else "cpu"`) and loads the bundled model
-by its path. It is put together from parts, in this order:
-
-    HEAD    imports; `path`, `device`, `tokenizer`, `model` (the bundled model, loaded)
-    DATA    the prompt, or a batch of Shakespeare for a training step
-    setup   what the scenario needs first (a checkpoint written as a GPU machine writes it)
-    body    the scenario: the mistake (broken) or the fix
-
-The lab runs the fix the page shows: `run(text, names)` executes the script's own text
-in this process, with the lines that load the model and the tokenizer, and the
-scenario's setup lines, blanked out (so line numbers in a traceback are the script's),
-and the names those lines define handed in by the lab instead: a private copy of the
-model the lab works on, its tokenizer, the same `device` expression's value. Doing it
-in-process (rather than starting `python` on the file) keeps a run to a fraction of a
-second instead of ~3 s of imports, and lets the lab work on the model a visitor loaded;
-tests/lab/test_scenarios.py runs every script as a file, from the repository root.
+A script runs as written with `python` from the repository root on any machine (it picks its
+device as the tutorials do and loads the bundled model by its path). `run(code, ns, filename)`
+executes a script's own text here, with the names its loading lines define handed in by the lab,
+so a traceback's line numbers are the script's. How a script is put together: docs/lab.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,10 @@
 """Loading a model in timed phases: check, import, disk -> RAM, `.to(device)`, `eval()`.
 
-A load is separate steps, timed apart because they cost different things:
-
-1. `AutoModelForCausalLM.from_pretrained(src, dtype=...)`: read the checkpoint
-   from disk (or the page cache) into CPU RAM, casting to the dtype asked for.
-2. `model.to(device)`: the migration. `Module.to` walks every parameter and
-   buffer; for each one whose device (or dtype) differs it allocates a tensor on
-   the target, copies the bytes (over PCIe for a GPU) and repoints the module's
-   attribute at it. When nothing differs, `Tensor.to` returns the same tensor:
-   on `cpu` the whole call is a cheap walk that copies nothing.
-3. `model.eval()`: switches dropout off. It moves nothing; it is timed so the
-   learner sees that it is free, and never forgets it.
-
-Before them, `prepare` makes every check that can fail before a weight is read
-(the memory guard, a synthetic checkpoint's build, a Hub model's download), so
-that a refused load never costs the model already loaded. Every source has its
-files on disk by then and passes the same checks there: config.json parses,
-every safetensors file holds every byte its header promises, the tokenizer loads
-(it is kept for `load`). A synthetic checkpoint that is missing or fails them is
-(re)built, timed as its own "build" phase whose note says why. A Hub model not in
-the cache is downloaded there as its own **download** phase (bytes and seconds;
-"from the cache", 0 bytes, on a hit), after the memory check has read its
-config.json alone, and `from_pretrained` then reads the cached folder with
-`local_files_only=True`: the load phase is disk -> RAM only. With `auto`,
-Accelerate loads with `device_map="auto"`: steps 1 and 2 happen together.
-
-Safety: `trust_remote_code` is never enabled and weights load only from safetensors.
+`prepare(src, dev, dtype)` makes every check that can fail before a weight is read (memory guard,
+synthetic build, Hub download) and returns a `Plan`; `load(plan)` runs `from_pretrained`,
+`model.to(device)` and `model.eval()`, each timed apart with memory read around it, and returns
+a `LoadedModel` holding its `LoadReport`. `trust_remote_code` is never enabled; weights load
+only from safetensors. Why the phases are apart: docs/loading.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Anatomy of a migration: where a loaded model's bytes live, and what its `.to(device)` cost beside the rates.
 
-`model.to(device, dtype)` walks every parameter and buffer. For each tensor whose
-device or dtype differs it allocates the destination, reads every source byte and
-writes every destination byte (converting the element type on the way for a
-cast), then repoints the module at the new tensor. So its cost is bytes: `gap`
-sets the load report's measured migrate time beside what this machine's measured
-rates (`playground.hw.bandwidth.survey`) predict for those bytes.
-
-Where the bytes are after a load matters too. Transformers 5 reads safetensors
-through a memory map: when the checkpoint already has the requested dtype and the
-target is the CPU, each parameter points straight into the mapped file (a private
-copy-on-write mapping), so `from_pretrained` copies nothing and RSS barely moves;
-the pages are read from the page cache (or disk) when the first forward pass
-touches them. `file_backed_bytes` finds those tensors in /proc/self/maps.
+`gap(report, model, survey)` sets a load's measured migrate time beside what this machine's
+measured rates predict for its bytes; `file_backed_bytes(model)` counts the bytes still mapped
+from the checkpoint file (Transformers 5 memory-maps safetensors). See docs/loading.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,9 @@
 """Synthetic models: real-size architectures with random weights, made offline.
 
-Load time and memory grow with the number of bytes in a checkpoint, not with
-what the weights mean, so a GPT-2 XL config filled with random numbers teaches
-exactly what the real GPT-2 XL would about `from_pretrained` and `.to()`. These
-are built once from the published configs, saved as safetensors under the
-synthetic folder, and then loaded through the same `from_pretrained` path as any
-model. They share the bundled model's tokenizer, so their vocabulary is resized
-to its 8,192 tokens (the parameter counts below say so).
-
-How a checkpoint is built, so that progress can be reported as it goes:
-1. the model is built on the `meta` device (shapes only, no memory);
-2. module by module, its meta tensors get real storage (`torch.empty`) and the
-   model's own `_init_weights` fills them (normal(0, 0.02), GPT-2's scaled
-   residual projections, ones and zeros for the norms): progress by bytes;
-3. the state dict, with the tied LM head stored once (it *is* the embedding),
-   is written shard by shard with `safetensors.torch.save_file`, which writes
-   straight from the tensors' memory (no second copy): progress by shard. Sharded
-   checkpoints get the `model.safetensors.index.json` that `from_pretrained` reads.
-Building uses the float32 weights' bytes in RAM once; the estimate's guard checks
-that before a first use, and the disk's free space is checked before the first
-tensor is allocated. The folder appears atomically (a temporary folder, renamed
-when complete), under a lock, so two loads never build it twice and a
-half-written checkpoint never counts. "Built" means loadable: config.json parses
-and matches the spec, every byte the safetensors headers promise is there, the
-tokenizer files parse (`problem`, from `playground.load.integrity`); a damaged
-checkpoint is rebuilt. The temporary folder carries the builder's pid and start
-time (`playground.core.leftovers`): one left by a killed process is removed before
-the next build. A failed build removes its temporary folder and gives its memory
-back (gc and malloc_trim), and says why in words an operator can act on.
-
-Random weights: the text is noise; the timings and memory are real.
+`ensure(name)` builds a checkpoint once from a published config (`CONFIGS`), with progress,
+atomically and under a lock, rebuilding a damaged one, and returns its folder, which then loads
+through the same `from_pretrained` path as any model, with the bundled model's tokenizer (8,192
+tokens). Random weights: the text is noise; the timings and memory are real. See docs/loading.md.
 """
 
 from __future__ import annotations

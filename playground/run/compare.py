@@ -1,40 +1,10 @@
 """Compare: one model through every (device, dtype) pair, measured the same way, repeated.
 
-Each pair goes through the path the page uses: `loader.prepare` and `loader.load`
-(timed load and migration, once per pair), then `generation.stream` on one fixed
-prompt for a fixed number of greedy tokens: one untimed warm-up generation (the
-first forward passes of a fresh model pay one-off costs: page faults on weights
-still mapped from the file, the allocator growing, oneDNN picking kernels), then
-`RUNS` timed ones. A row gives the median of the runs and their spread (min-max),
-with `warmup` and `runs` saying how many there were. A memory sampler runs
-throughout, with the load, migrate, warm-up, prefill and decode phases marked. Per row:
-
-- load_s, migrate_s: from the load report (disk -> RAM, then `.to(device)`); one load.
-- ttft_s with prompt_tokens: the prefill; median of the runs (ttft_min_s, ttft_max_s).
-- decode tokens/s with decode_tokens (= new tokens - 1, the steps it divides); median
-  of the runs (decode_min/max_tokens_per_s).
-- peak RSS (and peak VRAM on a GPU) over the pair, and the growth over its start.
-- which bound applies. Each decode step reads every weight once, so no run can beat
-  read bandwidth / weight bytes tokens per second; the rate is measured here
-  (`bandwidth.read_bandwidth`: a streaming read of the memory the weights live in,
-  the same rate the Speed tab's engines are judged by; not memcpy, which also writes).
-  `percent_of_bound` is also the share of a step spent reading the weights
-  (weights_read_ms of step_ms). At 50% or more the row is memory-bound; below, the
-  rest of each step is per-token overhead (Python, the framework's dispatch, kernel
-  launches), and more bandwidth would not make it faster: a small model on a CPU
-  is there (a few % of the bound), a large one approaches the bound.
-
-A note on float32 on the CPU: Transformers 5 memory-maps a safetensors checkpoint
-that already has the requested dtype, so "load" copies nothing and the weights
-are read from the page cache during the first forward pass: that cost lands in
-the warm-up, not in load_s or the timed runs. `file_backed_bytes` says when that happened.
-
-With the shared slot, the visitor's model is unloaded while the matrix runs and
-loaded back afterwards (same model, device and dtype), timed as its own step
-(`Matrix.returned`); the banner says so meanwhile. The matrix is capped
-(PLAYGROUND_MAX_COMPARE_PAIRS, default 8), checked before anything runs; a stop
-event is read between runs (and ends a running generation early, its row marked
-stopped). One model is loaded at a time, and freed before the next.
+`run(src, pairs, max_new_tokens)` loads each pair through the page's path, warms up once, then
+times `RUNS` greedy generations: per row the load and migration, TTFT and decode tokens/s as
+median and spread with their token counts, peak memory, and the share of the bandwidth bound.
+With the shared slot the visitor's model is lent and loaded back. `to_csv`, `to_json`, `export`
+write the rows. What each figure means: docs/generation.md.
 """
 
 from __future__ import annotations

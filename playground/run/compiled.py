@@ -1,47 +1,10 @@
 """The fourth decode engine: a static KV cache and a decode step compiled by `torch.compile`.
 
-Where a decode step's time goes. Each new token reads every weight once, so
-weight bytes / memory read rate is a floor (the bandwidth bound). Above it sits
-per-token overhead: `generate()` runs Python for its logits processors and
-stopping criteria, the model's forward is a few hundred small operators, each
-dispatched by PyTorch and, on a GPU, launched as its own kernel. For a 20 MB model
-that overhead is most of the step; for a model of hundreds of MB the weights are.
-
-What removes the overhead (pytorch-labs/gpt-fast does the same on GPUs):
-- a static cache. A DynamicCache grows by `torch.cat` every step, so every step
-  has new shapes, and compiled code would be specialised to one length. A
-  `StaticCache` allocates `max_cache_len` positions once and writes each token's
-  keys and values at `cache_position`: every step has the same shapes, and one
-  compiled graph serves them all.
-- `torch.compile(fullgraph=True)` of one decode step (forward + argmax). Dynamo
-  traces it once into a graph; Inductor fuses the small operators into a few
-  generated kernels (C++ with OpenMP on a CPU, Triton on a GPU). The first call
-  pays for that: about 11 s here, the `compile_seconds` phase (2-3 s in a later
-  process: Inductor keeps the generated code on disk, /tmp/torchinductor_<user>).
-  Later calls with the same shapes reuse it, for as long as the process runs.
-- on a CPU, the weights in the layout a one-row matmul reads fastest. A decode
-  step multiplies one row by each weight matrix. MKL runs that on one core, at
-  17-25 GB/s here, while a reduction split over both cores reads at 35-70 GB/s
-  (`sum()`, depending on what else the machine runs).
-  So for the compiled step, every `[in, out]` weight (GPT-2's Conv1D) is given as a
-  copy in `[out, in]` memory order (same shape, transposed strides), and
-  Inductor's `decompose_mm_pass` turns each one-row matmul into a multiply and a
-  sum along contiguous memory, which it generates as a parallel, vectorised
-  loop. The copies live only while the engine runs (they cost the Conv1D weights'
-  bytes again, once). Nothing of this applies on a GPU, where cuBLAS is the right
-  kernel and CUDA graphs (`triton.cudagraphs`) remove the launches instead.
-
-Greedy decoding here chooses as `generate()` does (argmax of float32 logits), so
-its tokens can be compared with generate()'s one by one; a compiled kernel sums
-in another order, so on a near-tie a token could differ, and the comparison
-would show it.
-
-The compiled step skips Dynamo's guards on module attributes: checking them before
-every call took 156 us against 58 us without them (the bundled model, profiled here),
-1,703 against 2,296 tokens/s. That is safe only while one model is compiled at a time,
-so compiling for another model first clears every compiled graph
-(`torch.compiler.reset()`). Cache lengths come in powers of two, so a
-longer run does not recompile for every length.
+`run(model, tokenizer, device, prompt, max_new_tokens)` decodes greedily with a `StaticCache`
+(cache lengths in powers of two) and one decode step compiled with `fullgraph=True`, choosing
+tokens as `generate()` does. The step skips Dynamo's guards on module attributes, so one model is
+compiled at a time: compiling for another, or `forget()`, clears every compiled graph.
+Where the time goes and what removes it, measured: docs/generation.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """generate() taken apart: a manual prefill/decode loop, with and without the KV cache.
 
-`model.generate()` hides two very different kinds of forward pass:
-
-- prefill: one forward over the whole prompt. Every prompt token attends to the
-  ones before it in one batched matrix multiply, and with `use_cache=True` the
-  model returns each layer's keys and values (`past_key_values`, a DynamicCache).
-  Its time is most of the time to first token.
-- decode: one forward per new token, fed only that token plus the cache. Each
-  step reads every weight once to produce one token, so its speed is set by
-  memory bandwidth, not arithmetic.
-
-This module runs that loop by hand, exactly as the tutorials write it, and
-streams like `generation.stream` does (yield (text, stats); a `threading.Event`
-stops it between steps). With `use_cache=False` each step instead re-runs the
-whole sequence, prompt included: the cost of step n grows with n, which is what
-the KV cache saves.
-
-To match `generate()` token for token on greedy decoding it does what generate
-does: logits for the last position only (`logits_to_keep=1`), upcast to float32
-before choosing, argmax for greedy. Sampling uses Transformers' own temperature
-and top-p warpers, then `torch.multinomial` after `torch.manual_seed(seed)`, the
-same seed semantics as `generation.stream`.
-
-Timing: every token's timestamp is read after the chosen id is copied to the
-CPU (`.item()` waits for the device), so the per-token decode times are real.
+`stream(...)` runs the loop as the tutorials write it (one prefill, then one forward per token;
+with `use_cache=False` the whole sequence every step) and yields (text, stats) as
+`generation.stream` does; `run(...)` runs it to the end. It matches `generate()` token for token on
+greedy decoding, and each token is timed after `.item()`. See docs/generation.md.
 """
 
 from __future__ import annotations

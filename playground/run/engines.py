@@ -1,30 +1,10 @@
 """Decode engines side by side on the loaded model, each against the memory-bandwidth bound.
 
-A decode step reads every weight once to make one token, so no engine can beat
-
-    bound (tokens/s) = read rate of the memory the weights live in / weight bytes
-
-(`bandwidth.read_bandwidth`: a streaming read, not a memcpy, which also writes).
-What an engine loses to it is per-token overhead:
-
-    overhead per token = 1 / tokens_per_second - 1 / bound
-
-The engines, on one prompt and the same greedy token budget:
-- `generate()`: Transformers' loop (logits processors, stopping criteria, a DynamicCache);
-- the manual loop with the KV cache (`decode.run`), as the tutorials write it;
-- the same loop without the cache: every step recomputes the whole sequence;
-- a static cache under `torch.compile` (`compiled.run`, opt-in: compiling takes
-  about 11 s here the first time; its compile time is its own figure).
-
-Greedy decoding is deterministic, so all of them should choose the same tokens:
-each row says whether it did, compared token by token with generate()'s.
-
-A model whose weights fit in the CPU's last-level cache (the bundled 21 MB model;
-32 MiB here) is not read from RAM on every token at all, so it can beat the RAM
-read bound; `weights_in_cache` says when.
-
-Each engine runs in a fresh thread of its own (`playground.core.threads`); the
-caller's thread does no torch work, so one OpenMP pool exists at a time.
+`run(...)` times `generate()`, the manual loop with and without the KV cache, and (opt-in,
+`add_compiled`) the compiled static-cache engine on one prompt and greedy budget; each row gives
+tokens/s, its overhead per token over the bound (read rate / weight bytes) and whether it chose
+generate()'s tokens. Each engine runs in a fresh thread (`playground.core.threads`).
+See docs/generation.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """Generation: stream tokens from `model.generate`, count them exactly, stop on demand.
 
-`generate()` blocks until it is done, so it runs in a worker thread and hands
-each token to a streamer. Transformers' `TextIteratorStreamer` yields text in
-word-sized chunks (it holds tokens back until a space, a newline or a CJK
-character), so counting its chunks would miscount tokens. `TokenStreamer`
-subclasses `BaseStreamer` instead: `generate()` calls `put()` once with the
-prompt ids, then once per step with the new token id, already copied to the CPU
-(`tokens.cpu()` waits for the GPU, so the clock read there is honest).
-
-The figures, each with its count:
-- time to first token (TTFT): from the call to the first new token. It is the
-  prefill: one forward pass over the whole prompt, which fills the KV cache.
-- decode tokens/s: (new tokens - 1) / (time of last token - time of first):
-  the steady rate of one-token forward passes, each reading every weight once.
-  Dividing by the token budget instead of the tokens produced, or folding TTFT
-  in, would misstate it.
-
-A thread blocked in `generate()` cannot be killed. Stopping sets a
-`threading.Event` that a `StoppingCriteria` reads after every step.
+`stream(...)` runs `generate()` in a worker thread and yields (text, `GenerationStats`):
+`TokenStreamer` counts one token per `put()`, TTFT is the prefill, decode tokens/s is
+(new tokens - 1) over the time from the first token to the last, and a `threading.Event`
+read by `StopOnEvent` after each step stops it. Why not `TextIteratorStreamer`: docs/generation.md.
 """
 
 from __future__ import annotations

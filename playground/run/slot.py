@@ -1,32 +1,10 @@
 """The one loaded-model slot, shared by every visitor, behind its lock.
 
-The slot holds one model at a time: a shared Space has a few GB of RAM, and two
-visitors' models loaded side by side would make every figure on the page wrong.
-Loading and generating both take the slot's lock, so a load waits for a running
-generation to finish (it never swaps the model under it), and a generation never
-sees a half-loaded model. The UI, the API and the CLI all go through its methods;
-none of them touches the lock or the tables.
-
-The lock is a plain `threading.Lock`, not an `RLock`: a generation holds it across
-its yields, and Gradio resumes a generator on whichever worker thread of its pool is
-free, so the thread that releases it is often not the one that took it. An RLock
-belongs to the thread that acquired it: released from another thread it raises
-RuntimeError and stays held for good (every later load then waits forever), and while
-"held" its owner thread could re-enter and swap the model under another visitor's
-generation. A Lock has no owner; nothing in the slot re-enters it.
-
-Every update a generation yields names the model, device and dtype that produced it:
-a visitor's load may be replaced by another visitor's before their generate runs.
-
-A load checks everything it can before it unloads the model held now (`loader.prepare`).
-What can only fail after the unload (`from_pretrained` itself) loads that model back, and
-the error says so: a visitor's failed load never leaves the others with no model. At
-shutdown, `close()` stops every run through its stop event and refuses new ones.
-
-This is the one model the visitors share, not the only state the process keeps: the
-lab's own copy of the small bundled model (`lab.harness.bundled`), the compiled step
-(`run.compiled`), locks and caches are listed with what they hold and why in
-tests/test_globals.py, which fails on any module-level state it does not list.
+`SLOT` holds one model at a time; the page, the API and the CLI go through its methods (`load`,
+`generate`, `stop`, `lent`, `close`). Loading and generating take its lock (a plain `Lock`, since
+Gradio resumes a generator on any thread), a failed load puts the previous model back, and every
+update names the model that produced it. The other process-wide state is listed in
+tests/test_globals.py. Why each rule: docs/serving.md.
 """
 
 from __future__ import annotations

@@ -3,20 +3,8 @@
     python -m playground.bench --engines-only             # this section alone
     python -m playground.bench --engines-only --profile   # plus a profile of the decode steps
 
-For the bundled model and synthetic GPT-2 small (float32, CPU): load through the
-shared slot; run `generate()`, the manual loop with the KV cache and the compiled
-engine in turn (the order reversed every other run), one warm-up each first (the
-compile happens there and is reported apart), then `runs` timed runs each, the
-same greedy tokens; medians. The read-bandwidth bound is the median of the
-streaming reads (`bandwidth.host_read`) taken before each run, so it sees the
-same machine the engines do. Targets on this project's 2-core machine:
-
-- the compiled engine decodes at least 1.2x generate()'s tokens/s on the bundled model;
-- on GPT-2 small in float32 it reaches at least 50% of the read-bandwidth bound.
-
-Where a target is missed, the result says by how much. With `--profile`,
-`torch.profiler` records one compiled run of each model and prints the operators
-that took the time, so what limits a step is measured, not guessed.
+`run()` measures the bundled model and synthetic GPT-2 small against this machine's targets;
+how, and the targets: docs/generation.md.
 """
 
 from __future__ import annotations

@@ -3,25 +3,9 @@
     python -m playground report            # the bundled model, the best device, its recommended dtype
     python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
 
-`report` runs the pipeline the page and the API run, through the same shared
-slot (`playground.run.slot.SLOT`): `SLOT.load` (validate, `from_pretrained`, then
-`model.to(device)`, then `model.eval()`, each timed apart with RAM and VRAM read
-before and after), then `SLOT.generate` (the token-counting streamer in a worker
-thread, the stop criterion, the same greedy/sampling switch). Nothing here
-measures anything: it prints the reports those functions return, so a figure
-from the CLI and a figure on the page come from the same code.
-
-With `--json`, stdout carries exactly one JSON object and nothing else. Libraries
-sometimes print (a progress bar, a deprecation notice); while the model loads and
-generates, file descriptor 1 points at stderr, so their output cannot end up
-inside the JSON.
-
-Exit codes: 0 on success, 2 for a bad argument (one line on stderr saying what
-was wrong and what to do), 1 for anything else that failed (one line too; set
-PLAYGROUND_DEBUG=1 for the traceback), 130 on Ctrl-C.
-
-Commands are registered in `COMMANDS`; a new one is a function that adds its
-arguments to a subparser and a function that runs it and returns an exit code.
+It measures nothing itself: it prints the reports the shared slot returns. With `--json`, stdout
+carries one JSON object only. Exit codes: 0 ok, 2 bad argument, 1 failed, 130 Ctrl-C. A command is
+an entry in `COMMANDS`. See docs/serving.md.
 """
 
 from __future__ import annotations

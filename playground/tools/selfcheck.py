@@ -4,17 +4,8 @@
     python -m playground selfcheck --json          # one JSON object
     python -m playground selfcheck --device cuda:1 # only that device's tests (and device_map='auto')
 
-The device tests are the repository's pytest tests marked `device`: each path of the
-playground run for real on each device present (`tests/conftest.py` parametrises them
-over the CPU, every cuda:N and MPS; a kind of device this machine lacks is one test that
-skips, saying why). This runs them in this process with a small plugin that keeps each
-one's verdict (pass, fail, or skip with its reason), seconds, device, what a pass proves
-(its docstring) and the figures it measured (its `figures` fixture), and prints them as a
-table or one JSON object. On a GPU this is the first thing to run.
-
-Exit status: 0 when nothing failed (a skip is not a pass, and not a failure either), 1 when
-a test failed or could not be collected. pytest is a test requirement, not the app's:
-without it, or on a copy without the tests (a Space), the command says so (exit 2).
+Exit status: 0 when nothing failed (a skip is neither a pass nor a failure), 1 when a test failed
+or could not be collected, 2 without pytest or the tests. See docs/serving.md.
 """
 
 from __future__ import annotations

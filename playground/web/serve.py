@@ -1,22 +1,9 @@
 """What `python app.py` runs: checked at start-up, swept of dead servers' leftovers, shut down cleanly.
 
-1. start-up checks: every PLAYGROUND_* variable (`settings.read`, and the synthetic cap's
-   name), and whether PLAYGROUND_HOST:PLAYGROUND_PORT can be listened on. A failure is one
-   line on stderr naming the variable, its value and a valid example, and exit code 2:
-   the operator's mistake is refused once, not told to every visitor later.
-2. sweep: the temporary folders of servers that are gone (a checkpoint build's
-   `.tmp-<pid>-*`, an export folder), which a SIGKILL or the OOM killer leaves behind.
-3. serve, until SIGTERM (what a Space, Docker and `kill` send) or SIGINT (Ctrl-C).
-4. shut down: stop running generations and comparisons through their stop events
-   (`SLOT.close`), let the requests in flight end (the stopped run sends its last
-   update), close the HTTP server, free the model, remove this process's temporary
-   folders, and exit 0, all within `DEADLINE` seconds.
-
-The exit is `os._exit`, after the cleaning is done by hand. Python's own exit runs
-its finalisers while daemon threads may still be inside libtorch (a generation that
-kept streaming, a build the deadline gave up on); the C++ runtime then aborts the
-process ("terminate called without an active exception", exit 134), which is what
-SIGTERM in the middle of a generation did before this module existed.
+`main(build, launch)`: every setting checked first (a bad one is one line on stderr, exit 2); the
+temporary folders of dead servers swept; served until SIGTERM or SIGINT; then runs stopped, the
+model freed, this process's folders removed and `os._exit(0)` within `DEADLINE` seconds.
+Why `os._exit`: docs/serving.md.
 """
 
 from __future__ import annotations

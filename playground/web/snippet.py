@@ -1,35 +1,9 @@
 """The code to copy: the minimal Python that does what the playground just did, for the engine it used.
 
-The playground's own path (the timed loader, then generation.stream or the manual
-loop) times every phase, streams tokens from a thread and counts them; none of
-that changes which tokens come out. The snippet keeps only what does:
-
-1. `from_pretrained(..., dtype=..., use_safetensors=True)`: disk -> RAM, cast
-   to the dtype while loading.
-2. `model.to(device)`: RAM -> device. With device "auto" there is no `.to()`:
-   `device_map="auto"` places each layer while loading, and Accelerate refuses
-   to move a dispatched model afterwards.
-3. `model.eval()`: dropout off. `from_pretrained` already returns the model in
-   eval mode, so here it changes nothing; it is written out because a model that
-   was trained, or built another way, in the same program is in training mode,
-   and then dropout (0.1 in the bundled model's config) makes every output random.
-4. tokenise on the CPU (through the chat template when the run applied it: the
-   prompt as the user's message, `add_generation_prompt=True`), then move the
-   inputs to the model's device: a CPU `input_ids` against CUDA embedding weights
-   is the classic device error.
-5. `torch.manual_seed(seed)`, then the engine the run used: `generate()` with the
-   same settings (greedy, or sampling with the same temperature and top_p and
-   `top_k=0`, because `generate()` otherwise applies its default top-50 filter,
-   which the playground does not), or the tutorials' loop by hand: one prefill
-   forward over the prompt, then one forward per token, with the KV cache or,
-   for "no cache", the whole sequence again every step.
-6. decode only the new tokens.
-
-No server path appears in it: the bundled model is named relative to the
-repository (run the code from its root), a synthetic model by the playground's
-own lookup, a folder under PLAYGROUND_MODEL_DIRS by that variable, a Hub model by
-its id. tests/web/test_snippet.py runs each variant as written and compares its
-tokens with the playground's.
+`snippet(src, device, dtype, prompt, params, ...)` writes the load, `.to(device)`, `eval()`,
+tokenising, the engine the run used and decoding, with nothing that only measures; no server path
+appears in it. tests/web/test_snippet.py runs each variant as written and compares its tokens with
+the playground's. Why each step is there: docs/serving.md.
 """
 
 from __future__ import annotations
