@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from playground.core.i18n import TABLE, t
+from playground.core.i18n import t
 from playground.core.units import fmt_bytes
 from playground.hw import zerogpu
 from playground.hw.devices import DeviceInfo
@@ -50,7 +50,7 @@ def devices_html(devs: list[DeviceInfo], lang: str = "en") -> str:
 
 def phase_name(name: str, lang: str = "en") -> str:
     """A phase of a load or a generation ("load", "decode", ...) as the page names it."""
-    return t(f"phase.name.{name}", lang) if f"phase.name.{name}" in TABLE else name
+    return t(f"phase.name.{name}", lang)
 
 
 def _vram_cell(gpus: list[dict], lang: str = "en") -> str:
