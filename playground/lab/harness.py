@@ -272,7 +272,7 @@ def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT) 
     if model is None:
         model, tokenizer = threads.run(bundled, name="break-it")
     elif not isinstance(model, torch.nn.Module) or not hasattr(model, "get_input_embeddings"):
-        raise UserError("The lab needs a Transformers causal language model. Load one first, or use the bundled model.")
+        raise UserError.of("err.lab_model")
     r = BreakResult(scenario=sc.id, number=sc.number, title_en=sc.title.en, title_zh=sc.title.zh,
                     explanation_en=sc.explain.en, explanation_zh=sc.explain.zh, fix_before=sc.before, fix_after=sc.after,
                     group=sc.group, broken_code=sc.script.text("broken"), fix_code=sc.script.text("fix"))

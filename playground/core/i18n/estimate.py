@@ -54,13 +54,12 @@ TEXT: dict[str, W] = {
     ),
     "est.refuse": W(
         "Not loading {model} in {dtype} on {device}: it {reason}. The margin covers activations and the KV "
-        "cache (Accelerate's documented ~20%).",
+        "cache (Accelerate's documented ~20%).{note} Try: {tips}.",
         "不加载 {model}（{dtype}，{device}）：它{reason}。"
-        "余量用于激活值和 KV 缓存（Accelerate 文档给出的约 20%）。",
+        "余量用于激活值和 KV 缓存（Accelerate 文档给出的约 20%）。{note}可以试试：{tips}。",
     ),
     "est.refuse.note": W(" ({note}.)", "（{note}。）"),
-    "est.refuse.try": W(" Try: {tips}.", "可以试试：{tips}。"),
-    "est.sep": W("; ", "；"),
+    "est.sep": W("{a}; {b}", "{a}；{b}"),  # two items of a list (a longer list nests: a; (b; c))
     "est.tip.dtype": W("{dtype} would need {need}", "{dtype} 需要 {need}"),
     "est.tip.auto": W("device 'auto' spreads the layers over the GPUs and the CPU", "设备选 'auto' 会把各层分布到 GPU 和 CPU 上"),
     "est.tip.smaller": W("pick a smaller model (a smaller dtype would not fit either)", "换一个更小的模型（更小的数据类型也放不下）"),

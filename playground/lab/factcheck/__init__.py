@@ -24,7 +24,7 @@ def get(claim_id: object) -> Claim:
     """The claim a visitor named, or a UserError listing them (the edge's one check)."""
     c = CLAIMS.get(claim_id.strip()) if isinstance(claim_id, str) else None
     if c is None:
-        raise UserError(f"Unknown claim {shown(claim_id, 60)}. Pick one of: {', '.join(CLAIMS)}.")
+        raise UserError.of("err.claim", got=shown(claim_id, 60), known=", ".join(CLAIMS))
     return c
 
 
