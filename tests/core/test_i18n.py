@@ -9,6 +9,7 @@ import pytest
 
 from playground.core import i18n
 from playground.core.i18n import TABLE, W, phrase, said, t
+import playground.lab.factcheck  # noqa: F401  (the claims register their words on import)
 from playground.lab.diagnose import EXTRA
 from playground.lab.scenarios import SCENARIOS
 
