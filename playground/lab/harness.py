@@ -32,7 +32,7 @@ import torch
 
 from playground.core import threads
 from playground.core.errors import UserError
-from playground.core.i18n import W, said, t
+from playground.core.i18n import W, register, said
 from playground.core.inputs import DEFAULT_PROMPT
 from playground.core.paths import BUNDLED_DIR
 from playground.core.units import fmt_bytes
@@ -52,18 +52,19 @@ GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training")
 
 @dataclass(frozen=True)
 class Scenario:
-    """One mistake: its code (`fn(lab, result)`), its words in both languages, the fix as code."""
+    """One mistake: its code (`fn(lab, result)`), its words (i18n keys, registered by `scenario`), the fix
+    as code."""
 
     id: str
     number: int
     fn: Callable
-    title: W
-    explain: W
+    title: str  # scenario.<id>.title
+    explain: str  # scenario.<id>.explain
     before: str
     after: str
     needs_gpu: bool = False
     silent: bool = False
-    labels: dict[str, W] = field(default_factory=dict)  # what each `measured` key means
+    labels: dict[str, str] = field(default_factory=dict)  # what each `measured` key means: its i18n key
     group: str = "device"
     script: scripts.Script | None = None
     bundled_only: bool = False  # its scripts read the bundled model's files: it runs on the bundled model
@@ -72,13 +73,16 @@ class Scenario:
 def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after: str, group: str,
              script: scripts.Script, needs_gpu: bool = False, silent: bool = False,
              labels: dict[str, W] | None = None, bundled_only: bool = False) -> Callable[[Callable], Scenario]:
-    """Decorate a scenario's function: the name it is defined under becomes the `Scenario`."""
+    """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
+    here, beside its code, and are registered as i18n keys (scenario.<id>.title, .explain, .label.<key>)."""
     if group not in GROUPS:
         raise ValueError(f"{sid}: group {group!r} is not one of {GROUPS}")
+    title, explain = register(f"scenario.{sid}.title", title), register(f"scenario.{sid}.explain", explain)
+    labels = {k: register(f"scenario.{sid}.label.{k}", w) for k, w in (labels or {}).items()}
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        dict(labels or {}), group, script, bundled_only)
+                        labels, group, script, bundled_only)
 
     return make
 
@@ -249,8 +253,7 @@ def dtype_split_model(model=None, dtype: torch.dtype = torch.bfloat16):
 
 def simulated(r: BreakResult, key: str = "sim.fake_cuda", differs: str = "sim.fake_cuda_differs") -> None:
     r.simulated, r.device = True, "fake " + FAKE
-    r.simulation_en = t(key, "en") + (" " + t(differs, "en") if differs else "")
-    r.simulation_zh = t(key, "zh") + (" " + t(differs, "zh") if differs else "")
+    r.simulation = said("sim.both", how=said(key), differs=said(differs)) if differs else said(key)
 
 
 def expect_device_error(r: BreakResult) -> None:
@@ -273,8 +276,8 @@ def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT) 
         model, tokenizer = threads.run(bundled, name="break-it")
     elif not isinstance(model, torch.nn.Module) or not hasattr(model, "get_input_embeddings"):
         raise UserError.of("err.lab_model")
-    r = BreakResult(scenario=sc.id, number=sc.number, title_en=sc.title.en, title_zh=sc.title.zh,
-                    explanation_en=sc.explain.en, explanation_zh=sc.explain.zh, fix_before=sc.before, fix_after=sc.after,
+    r = BreakResult(scenario=sc.id, number=sc.number, title=said(sc.title), explanation=said(sc.explain),
+                    fix_before=sc.before, fix_after=sc.after,
                     group=sc.group, broken_code=sc.script.text("broken"), fix_code=sc.script.text("fix"))
     with _RUN_LOCK:
         t0 = time.perf_counter()

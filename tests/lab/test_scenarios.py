@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from playground.core.errors import UserError
+from playground.core.i18n import t
 from playground.core.paths import PACKAGE
 from playground.lab import harness, render, scenarios, scripts
 from playground.lab.diagnose import diagnose
@@ -95,7 +96,7 @@ def test_each_mistake_raises_the_library_error_live(results, sid):
     assert r.error_message not in SOURCES
     assert r.frame and r.frame.startswith(("playground/lab/", "<broken script>")), r.frame
     assert r.tensors, "the table of tensors involved is empty"
-    assert r.explanation_en and r.explanation_zh and r.fix_before and r.fix_after
+    assert r.explanation.text("en") and r.explanation.text("zh") and r.fix_before and r.fix_after
 
 
 @pytest.mark.slow
@@ -114,11 +115,11 @@ def test_gpu_mistakes_are_simulated_and_labelled_on_a_cpu_host(results):
         assert r.fix_ok, sid
         assert r.simulated is (not GPU), sid
         if not GPU:
-            assert r.simulation_en and r.simulation_zh
+            assert r.simulation.text("en") and r.simulation.text("zh")
     if not GPU:
         for sid in ("inputs-on-cpu", "model-on-cpu", "block-left-behind"):
             r = results[sid]
-            assert "fake cuda:0" in r.simulation_en and r.device == "fake cuda:0"
+            assert "fake cuda:0" in r.simulation.text("en") and r.device == "fake cuda:0"
             assert any(row.fake and row.device == "cuda:0" for row in r.tensors)
     for sid in scenarios.SCENARIOS:
         assert results[sid].simulated is (sid in NEEDS_GPU and not GPU), sid
@@ -252,8 +253,11 @@ def test_to_dict_has_the_api_keys(results):
         d = r.to_dict()
         for k in ("scenario", "raised", "error_type", "error_message", "simulated", "explanation_en",
                   "explanation_zh", "fix_ok", "measured", "tensors", "frame", "warnings", "group", "broken_code",
-                  "fix_code", "real_gpu_message"):
+                  "fix_code", "real_gpu_message", "title_en", "title_zh", "simulation_en", "simulation_zh"):
             assert k in d
+        # said from the scenario's keys, in both languages
+        assert d["title_en"] == t(f"scenario.{r.scenario}.title", "en") and re.search(r"[\u4e00-\u9fff]", d["title_zh"])
+        assert bool(d["simulation_en"]) is r.simulated and bool(d["simulation_zh"]) is r.simulated
         assert d["broken_code"] and d["fix_code"] and d["group"] in harness.GROUPS
         assert "exc" not in d
 
@@ -271,7 +275,7 @@ def test_shared_model_is_never_changed(results):
 def test_markdown_in_both_languages(results):
     r = results["inputs-on-cpu"]
     en, zh = render.result_markdown(r, "en"), render.result_markdown(r, "zh")
-    assert r.title_en in en and r.title_zh in zh
+    assert r.title.text("en") in en and r.title.text("zh") in zh
     assert "<table>" in en and en.count("<pre>") >= 3  # message + before + after (+ output)
     assert "same device" in en  # the live message is on the page
     assert re.search(r"[\u4e00-\u9fff]", zh) and "修复" in zh

@@ -21,7 +21,7 @@ from playground.core.i18n import (compare, devices, errors, estimate, factcheck,
                                   progress, reports, speed)
 from playground.core.i18n.words import LANGS, W
 
-__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "in_lang", "phrase", "plain", "register", "said", "t"]
+__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "bilingual", "in_lang", "phrase", "plain", "register", "said", "t"]
 
 
 class Said(NamedTuple):
@@ -116,3 +116,15 @@ def plain(obj: object, lang: str = "en") -> object:
     if isinstance(obj, (list, tuple)):
         return type(obj)(plain(v, lang) for v in obj) if not hasattr(obj, "_fields") else obj
     return obj
+
+
+def bilingual(d: dict, *keys: str) -> dict:
+    """`d` (a report's fields) as the API's dict: the `Said` under each of `keys` said in both languages,
+    as `<key>_en` and `<key>_zh` in its place ("" for None), every other `Said` in English."""
+    out: dict = {}
+    for k, v in d.items():
+        if k in keys:
+            out[f"{k}_en"], out[f"{k}_zh"] = ("", "") if v is None else (in_lang(v, "en"), in_lang(v, "zh"))
+        else:
+            out[k] = plain(v)
+    return out

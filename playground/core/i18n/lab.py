@@ -108,6 +108,7 @@ TEXT: dict[str, W] = {
         "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
         "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
     ),
+    "sim.both": W("{how} {differs}", "{how}{differs}"),  # how a run was simulated, then how a real GPU differs
     "sim.big_model": W(
         "The loaded model is too large to copy for this scenario ({size}); it ran on the bundled model.",
         "已加载的模型太大，这个场景无法复制它（{size}）；改用内置模型运行。",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from playground.core import threads
-from playground.core.i18n import Said, W, plain, register, said
+from playground.core.i18n import Said, W, bilingual, register, said
 
 VERDICTS = ("true", "false", "partly", "not measurable here")
 
@@ -71,10 +71,8 @@ class FactResult:
     where: str
 
     def to_dict(self) -> dict:
-        """The API's dict: the claim and the evidence in both languages."""
-        return dict(id=self.id, claim_en=self.claim.text("en"), claim_zh=self.claim.text("zh"), source=self.source,
-                    verdict=self.verdict, evidence_en=self.evidence.text("en"), evidence_zh=self.evidence.text("zh"),
-                    live=self.live, fields=plain(self.fields), seconds=self.seconds, where=self.where)
+        """The API's dict: the claim and the evidence in both languages (`claim_en`, `claim_zh`, ...)."""
+        return bilingual(dict(self.__dict__), "claim", "evidence")
 
 
 def check(claim: Claim) -> FactResult:

@@ -1,7 +1,9 @@
 """Every mistake the lab runs, by family: one module per family, each scenario with its own words.
 
 Adding a scenario touches one file: its family's module (its function, its words in both
-languages, its before/after code, its two complete scripts), listed in that module's SCENARIOS.
+languages, which its decorator registers as `scenario.<id>.*` i18n keys, its before/after code,
+its two complete scripts), listed in that module's SCENARIOS; and the lesson map
+(docs/lesson-map.md) names it.
 Each carries a `group` (harness.GROUPS): device, dtype, meta, checkpoint, silent, training.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from playground.core.errors import UserError, shown
+from playground.core.i18n import t
 from playground.lab.harness import Scenario
 from playground.lab.scenarios import (calls, checkpoints, devices, dtypes, meta, silent, training, training_data,
                                       training_state)
@@ -24,7 +27,7 @@ SCENARIOS: dict[str, Scenario] = {
 def listing() -> list[dict]:
     """The lab's mistakes, in order: id, titles, whether a GPU is involved and whether it is simulated here."""
     gpu = torch.cuda.is_available()
-    return [{"id": s.id, "number": s.number, "title_en": s.title.en, "title_zh": s.title.zh, "group": s.group,
+    return [{"id": s.id, "number": s.number, "title_en": t(s.title, "en"), "title_zh": t(s.title, "zh"), "group": s.group,
              "needs_gpu": s.needs_gpu, "silent": s.silent, "simulated_here": s.needs_gpu and not gpu}
             for s in SCENARIOS.values()]
 
