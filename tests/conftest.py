@@ -1,23 +1,122 @@
-"""Shared fixtures: the bundled model loaded once, one OpenMP thread, a live server for end-to-end tests."""
+"""Shared fixtures: the bundled model loaded once, one OpenMP thread, a live server for end-to-end tests,
+and the device tests' parametrisation (each device present; `--device X` keeps one)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 import torch
 
+from playground.core.errors import UserError
 from playground.hw import devices
 from playground.load import catalog, estimate, loader
+from playground.run.slot import ModelSlot
 from playground.tools import server as our_server
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ("pytester",)  # tests/tools/test_selfcheck.py runs the self-check's collector on small suites
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", default=None, metavar="DEVICE",
+                     help="run the device tests (-m device) on this device only: cpu, cuda, cuda:N or mps "
+                          "(device_map='auto' tests run too); one absent here skips, saying why")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds (still runs in CI)")
     config.addinivalue_line("markers", "browser: drives a real Chromium through Playwright")
+    config.addinivalue_line("markers", "device: a path of the playground run on each device target present "
+                                       "(the self-check: pytest -m device)")
+    chosen = config.getoption("device")
+    if chosen is not None and not re.fullmatch(r"cpu|mps|cuda(:\d{1,3})?", chosen):
+        raise pytest.UsageError(f"--device must be cpu, cuda, cuda:N or mps; got {chosen!r}")
+
+
+# ---------------------------------------------------------------- the device tests
+# A test marked `device` that takes a `device` argument runs once on each device present: "cpu", every
+# "cuda:N", "mps". A kind this machine lacks is one item that skips with the playground's own reason
+# ("this PyTorch build has no CUDA"), so the self-check shows what it could not run. The marker's `kinds`
+# narrows the kinds (`@pytest.mark.device(kinds=("cuda",))`); "auto" is device_map="auto", always present.
+# A device test without a `device` argument runs on the CPU.
+
+KINDS = ("cpu", "cuda", "mps")
+
+
+def chosen_device(config) -> str | None:
+    d = config.getoption("device")
+    return "cuda:0" if d == "cuda" else d
+
+
+def present() -> list[str]:
+    """The devices this machine has, asked of torch itself (not of the discovery under test)."""
+    cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    return ["cpu", *cuda, *(["mps"] if torch.backends.mps.is_available() else [])]
+
+
+def absent_reason(device: str) -> str:
+    try:
+        devices.parse_device(device)
+    except UserError as e:
+        return str(e)
+    return f"{device} is not visible to torch"  # discovery lists it: the device tests say which is right
+
+
+def pytest_generate_tests(metafunc):
+    marker = metafunc.definition.get_closest_marker("device")
+    if marker is None or "device" not in metafunc.fixturenames:
+        return
+    here, chosen = present(), chosen_device(metafunc.config)
+    params = []
+    for kind in marker.kwargs.get("kinds", KINDS):
+        found = [d for d in here if d.split(":")[0] == kind] if kind != "auto" else ["auto"]
+        if chosen and chosen.split(":")[0] == kind and chosen not in found:
+            found.append(chosen)  # asked for, not here: it runs and skips, saying why
+        for d in found or [kind]:
+            skip = () if d in here or d == "auto" else pytest.mark.skip(reason=absent_reason(d))
+            params.append(pytest.param(d, id=d, marks=skip))
+    metafunc.parametrize("device", params)
+
+
+def device_of(item) -> str:
+    """The device a device test runs on: its `device` argument, else the CPU."""
+    return getattr(item, "callspec", None) and item.callspec.params.get("device") or "cpu"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each device test carries its device (the self-check's summary reads it); `--device X` keeps X's
+    (and device_map="auto"'s) and deselects the other devices' tests. Tests not marked `device` stay."""
+    chosen = chosen_device(config)
+    keep, drop = [], []
+    for item in items:
+        if item.get_closest_marker("device") is not None:
+            item.user_properties.append(("device", device_of(item)))
+            if chosen is not None and device_of(item) not in (chosen, "auto"):
+                drop.append(item)
+                continue
+        keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture
+def figures(request) -> dict:
+    """What a device test measured (fill it): the self-check's summary carries it, beside the verdict."""
+    found: dict = {}
+    request.node.user_properties.append(("figures", found))
+    return found
+
+
+@pytest.fixture
+def slot():
+    """A model slot of the test's own (the page's class, not its instance), emptied afterwards."""
+    s = ModelSlot()
+    yield s
+    s.unload()
 
 
 def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.LoadedModel:

@@ -162,6 +162,14 @@ def nvml_status() -> Said | None:
     return _nvml()[1]
 
 
+def memory_consistent(nvml_delta: int, reserved_delta: int, allocated_delta: int, slack: int = 64 * 2**20) -> bool:
+    """Do NVML's device-wide used memory and PyTorch's caching allocator tell one story? After an
+    allocation the driver's growth covers the allocator's reservation (which covers the live tensors)
+    and exceeds it by at most `slack` (other processes, the driver's own bookkeeping, 2 MiB pages).
+    The device tests judge a real GPU's readings by it; its unit tests feed it recorded ones."""
+    return allocated_delta <= reserved_delta and reserved_delta - slack <= nvml_delta <= reserved_delta + slack
+
+
 def weights_bytes(model: torch.nn.Module) -> int:
     """sum(numel x element_size) over parameters and buffers, shared tensors once.
 

@@ -98,7 +98,8 @@ def _run_report_command(args: argparse.Namespace) -> int:
 
 def _selfcheck_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else")
-    p.add_argument("--device", default=None, help="only this device's checks: cpu, cuda, cuda:N or mps (default: all)")
+    p.add_argument("--device", default=None,
+                   help="only this device's tests: cpu, cuda, cuda:N or mps (default: every device present)")
 
 
 def _run_selfcheck_command(args: argparse.Namespace) -> int:
@@ -107,18 +108,17 @@ def _run_selfcheck_command(args: argparse.Namespace) -> int:
     from playground.tools import selfcheck
 
     device = selfcheck.parse_device(args.device)
-    log = (lambda msg: print(msg, file=sys.stderr, flush=True))
-    with stdout_to_stderr():
-        result = selfcheck.run(device, log=log, debug=bool(os.environ.get("PLAYGROUND_DEBUG")))
-    sys.stdout.write((json.dumps(result) if args.json else selfcheck.table(result)) + "\n")
+    with stdout_to_stderr():  # pytest's own progress and tracebacks go to stderr
+        result = selfcheck.run(device)
+    sys.stdout.write((json.dumps(result, default=str) if args.json else selfcheck.table(result)) + "\n")
     sys.stdout.flush()
     return EXIT_OK if result["ok"] else EXIT_FAILED
 
 
 COMMANDS: dict[str, Command] = {
     "report": Command("load a model, generate once, print every measurement", _report_arguments, _run_report_command),
-    "selfcheck": Command("run every path this machine can run (GPU ones too, if there is a GPU): pass, fail or skip",
-                         _selfcheck_arguments, _run_selfcheck_command),
+    "selfcheck": Command("run the device tests (pytest -m device) on every device present: pass, fail or skip, "
+                         "with the figures each measured", _selfcheck_arguments, _run_selfcheck_command),
 }
 
 

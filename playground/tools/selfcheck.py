@@ -1,42 +1,45 @@
-"""`python -m playground selfcheck`: run every path this machine can run, and say what passed.
+"""`python -m playground selfcheck`: run the device tests (`pytest -m device`) and say what passed.
 
     python -m playground selfcheck                 # a table
     python -m playground selfcheck --json          # one JSON object
-    python -m playground selfcheck --device cuda:1 # only that device's checks (and device_map='auto')
+    python -m playground selfcheck --device cuda:1 # only that device's tests (and device_map='auto')
 
-The checks (`checks_cpu`, `checks_gpu`) exercise the playground's own code paths
-on the bundled model: discovery and the NVML bus-id match, a load and its
-migration with every tensor verified on the device, the memory readings, the
-sampler, copy bandwidth against the PCIe link, greedy generation compared
-across devices, the break-it lab, dtype speed, memory returned after unloads,
-`device_map="auto"`. Each one says `pass`, `fail` or `skip` with its reason and
-the figures it measured. On a machine without a GPU the GPU checks skip ("this
-PyTorch build has no CUDA"); on a GPU they are the first run of those paths.
+The device tests are the repository's pytest tests marked `device`: each path of the
+playground run for real on each device present (`tests/conftest.py` parametrises them
+over the CPU, every cuda:N and MPS; a kind of device this machine lacks is one test that
+skips, saying why). This runs them in this process with a small plugin that keeps each
+one's verdict (pass, fail, or skip with its reason), seconds, device, what a pass proves
+(its docstring) and the figures it measured (its `figures` fixture), and prints them as a
+table or one JSON object. On a GPU this is the first thing to run.
 
-Exit status: 0 when nothing failed (skips are not failures), 1 when a check failed.
+Exit status: 0 when nothing failed (a skip is not a pass, and not a failure either), 1 when
+a test failed or could not be collected. pytest is a test requirement, not the app's:
+without it, or on a copy without the tests (a Space), the command says so (exit 2).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import os
 import re
 import time
+from pathlib import Path
 
 import torch
 
 from playground.core.errors import UserError, shown
 from playground.hw import devices
-from playground.run.slot import SLOT
-from playground.tools import checks_cpu, checks_gpu, report
-from playground.tools.checks import FAIL, PASS, REGISTRY, SKIP, Check, Result, run_one
+from playground.tools import report
 
-MODULES = (checks_cpu, checks_gpu)  # importing them registers their checks, in this order
-DEFAULT_DEVICE = {"cpu": "cpu", "auto": "cpu", "cuda": "cuda:0", "mps": "mps"}
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+TESTS = Path(__file__).resolve().parents[2] / "tests"  # the repository's tests, beside the package
+INSTALL = "pip install -r tests/requirements.txt"
 
 
 def parse_device(value: object) -> str | None:
-    """--device: cpu, cuda, cuda:N or mps (None: every check). An absent device is not an error
-    here: its checks run and skip, saying why."""
+    """--device: cpu, cuda, cuda:N or mps (None: every device). An absent device is not an error
+    here: its tests run and skip, saying why."""
     if value is None:
         return None
     if not isinstance(value, str) or not re.fullmatch(r"cpu|mps|cuda(:\d{1,3})?", value.strip()):
@@ -45,12 +48,57 @@ def parse_device(value: object) -> str | None:
     return "cuda:0" if value == "cuda" else value
 
 
-def selected(device: str | None) -> list[tuple[Check, str]]:
-    """(check, the device it runs on) for every check --device keeps, in registration order."""
-    if device is None:
-        return [(c, DEFAULT_DEVICE[c.device]) for c in REGISTRY]
-    kind = device.split(":")[0]
-    return [(c, device if c.device == kind else "cpu") for c in REGISTRY if c.device in (kind, "auto")]
+def pytest_args(device: str | None, tests: Path = TESTS) -> list[str]:
+    # In this process the app's libraries are already imported, so pytest cannot rewrite the asserts of
+    # plugins they bring (anyio's); the tests' own modules are imported, and rewritten, here.
+    # A module that cannot be imported is reported as a failure; the other modules' tests still run.
+    return [str(tests), "-m", "device", "-q", "-p", "no:cacheprovider", f"--rootdir={tests.parent}",
+            "--continue-on-collection-errors", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+            *(["--device", device] if device else [])]
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+class Collector:
+    """A pytest plugin: each test's verdict, seconds, device, docstring and figures, in the order they ran.
+    A test's device and figures come from its user properties ("device" set by tests/conftest.py,
+    "figures" filled through the `figures` fixture)."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, dict] = {}
+
+    def _entry(self, nodeid: str, name: str, proves: str = "") -> dict:
+        return self.tests.setdefault(nodeid, dict(name=name, test=nodeid, status=None, reason="", device="cpu",
+                                                  proves=proves, seconds=0.0, figures={}))
+
+    def pytest_collection_finish(self, session) -> None:
+        for item in session.items:
+            doc = inspect.getdoc(getattr(item, "function", None)) or ""
+            self._entry(item.nodeid, getattr(item, "originalname", item.name), one_line(doc, 1000))
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:  # a module that cannot be imported hides its tests: a failure, not silence
+            e = self._entry(report.nodeid or "collection", report.nodeid or "collection")
+            e.update(status=FAIL, reason="not collected: " + one_line(report.longreprtext.strip().splitlines()[-1]))
+
+    def pytest_runtest_logreport(self, report) -> None:
+        e = self._entry(report.nodeid, report.nodeid.split("::")[-1].split("[")[0])
+        e["seconds"] += report.duration
+        for key, value in report.user_properties:
+            if key == "device":
+                e["device"] = value
+            elif key == "figures":
+                e["figures"].update(value)
+        if report.failed and e["status"] != FAIL:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            text = crash.message if crash is not None else report.longreprtext.strip().splitlines()[-1]
+            e.update(status=FAIL, reason=one_line(text) if report.when == "call" else f"{report.when}: {one_line(text)}")
+        elif report.skipped and e["status"] is None:
+            e.update(status=SKIP, reason=one_line(report.longrepr[2].removeprefix("Skipped: ")))
+        elif report.passed and report.when == "call" and e["status"] is None:
+            e["status"] = PASS
 
 
 def machine() -> dict:
@@ -59,26 +107,40 @@ def machine() -> dict:
                 versions=report.versions())
 
 
-def run(device: str | None = None, log=lambda msg: None, debug: bool = False) -> dict:
-    """Run the selected checks, each to its verdict; one dict with every result and the counts."""
+def summary(collector: Collector, exit_code: int, device: str | None, seconds: float) -> dict:
+    """One dict: every test's verdict (figures flattened beside it), the counts, the machine."""
+    checks = []
+    for e in collector.tests.values():
+        status, reason = e["status"] or FAIL, e["reason"] or ("" if e["status"] else "did not run")
+        verdict = dict(name=e["name"], status=status, reason=reason, device=e["device"], proves=e["proves"],
+                       seconds=round(e["seconds"], 3), test=e["test"])
+        checks.append(verdict | {k: v for k, v in e["figures"].items() if k not in verdict})  # figures after it
+    if exit_code not in (0, 1):  # interrupted, a usage or internal error, nothing collected: not a clean run
+        checks.append(dict(name="pytest", status=FAIL, reason=f"pytest exited with status {exit_code}", device="",
+                           proves="the device tests ran", seconds=0.0, test=""))
+    counts = {s: sum(1 for c in checks if c["status"] == s) for s in (PASS, FAIL, SKIP)}
+    return dict(checks=checks, passed=counts[PASS], failed=counts[FAIL], skipped=counts[SKIP],
+                ok=counts[FAIL] == 0, device=device or "all", machine=machine(), seconds=seconds,
+                loadavg=os.getloadavg())
+
+
+def run(device: str | None = None) -> dict:
+    """Run the device tests in this process, each to its verdict; one dict with every result and the counts."""
+    if importlib.util.find_spec("pytest") is None:
+        raise UserError(f"the self-check runs the device tests with pytest, which is not installed: {INSTALL}")
+    if not (TESTS / "conftest.py").is_file():
+        raise UserError("the self-check runs the repository's device tests (tests/), which this copy does not "
+                        "have: run it in a clone of the repository")
+    import pytest
+
+    collector = Collector()
     t0 = time.perf_counter()
-    results: list[Result] = []
-    try:
-        for c, dev in selected(device):
-            log(f"  {c.name} ({dev}) ...")
-            r = run_one(c, dev, debug)
-            results.append(r)
-            log(f"  {c.name}: {r.status}" + (f" ({r.reason})" if r.reason else "") + f", {r.seconds:.1f} s")
-    finally:
-        SLOT.unload()  # the checks load through the shared slot; leave nothing loaded
-    counts = {s: sum(1 for r in results if r.status == s) for s in (PASS, FAIL, SKIP)}
-    return dict(checks=[r.to_dict() for r in results], passed=counts[PASS], failed=counts[FAIL], skipped=counts[SKIP],
-                ok=counts[FAIL] == 0, device=device or "all", machine=machine(),
-                seconds=time.perf_counter() - t0, loadavg=os.getloadavg())
+    code = pytest.main(pytest_args(device), plugins=[collector])
+    return summary(collector, int(code), device, time.perf_counter() - t0)
 
 
 def _figures(d: dict, width: int = 90) -> str:
-    skip = {"name", "status", "reason", "device", "proves", "seconds"}
+    skip = {"name", "status", "reason", "device", "proves", "seconds", "test"}
     parts = []
     for k, v in d.items():
         if k in skip or isinstance(v, (dict, list)):
@@ -90,10 +152,11 @@ def _figures(d: dict, width: int = 90) -> str:
 
 def table(result: dict) -> str:
     mark = {PASS: "pass", FAIL: "FAIL", SKIP: "skip"}
-    lines = [f"{'check':<28} {'device':<7} {'status':<6} {'time':>6}  figures / reason", "-" * 100]
+    w = max([len(c["name"]) for c in result["checks"]] + [4])
+    lines = [f"{'test':<{w}} {'device':<7} {'status':<6} {'time':>6}  figures / reason", "-" * (w + 80)]
     for c in result["checks"]:
         detail = c["reason"] if c["status"] != PASS else _figures(c)
-        lines.append(f"{c['name']:<28} {c['device']:<7} {mark[c['status']]:<6} {c['seconds']:>5.1f}s  {detail}")
+        lines.append(f"{c['name']:<{w}} {c['device']:<7} {mark[c['status']]:<6} {c['seconds']:>5.1f}s  {detail}")
     m = result["machine"]
     lines.append(f"{result['passed']} passed, {result['failed']} failed, {result['skipped']} skipped · {m['cpu']}, "
                  f"{m['cores']} cores, torch {m['versions']['torch']}, CUDA {m['cuda_build'] or 'none'} · "

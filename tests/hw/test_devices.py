@@ -1,10 +1,14 @@
 """Devices and dtypes: discovery with reasons, parsing what a visitor sent once, hints on costs."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
 
 from playground.core.errors import UserError
 from playground.hw import devices
+from tests.conftest import present
 
 
 def test_cpu_always_available_and_auto_listed():
@@ -13,16 +17,37 @@ def test_cpu_always_available_and_auto_listed():
     assert devs["auto"].available
 
 
-def test_absent_gpu_is_listed_with_reason():
+@pytest.mark.device
+def test_every_device_is_found_or_absent_with_its_reason(figures):
+    """Every device the picker lists is found (as torch itself counts them) or absent with its reason in
+    English and Chinese; the CPU is usable."""
     devs = devices.discover()
-    cuda = [d for d in devs if d.kind == "cuda"]
-    assert cuda, "CUDA must be listed even when absent"
-    if not torch.cuda.is_available():
-        assert all(not d.available and d.reason for d in cuda)
-        assert "CUDA" in cuda[0].reason.text("en") and "CUDA" in cuda[0].reason.text("zh")
-        assert cuda[0].to_dict()["reason"] == cuda[0].reason.text("en")  # the API's English
-    mps = [d for d in devs if d.kind == "mps"]
-    assert len(mps) == 1 and (mps[0].available or mps[0].reason)
+    cpu = next(d for d in devs if d.id == "cpu")
+    figures.update(devices={d.id: "available" if d.available else d.reason and d.reason.text("en") for d in devs},
+                   cpu_name=cpu.name, threads=torch.get_num_threads(), bf16_native=cpu.bf16, fp16_native=cpu.fp16)
+    assert cpu.available and cpu.name
+    assert [d.id for d in devs if d.available and d.kind != "auto"] == present()
+    assert {d.kind for d in devs} == {"cpu", "cuda", "mps", "auto"}  # a kind this machine lacks is listed, absent
+    for d in devs:
+        if not d.available:
+            assert d.reason is not None, f"{d.id} is absent without a reason"
+            assert d.reason.text("en") and d.reason.text("zh") != d.reason.text("en")
+            assert d.to_dict()["reason"] == d.reason.text("en")  # the API's English
+
+
+FIRST_CALL = ("import time, torch; t = time.perf_counter(); torch.zeros(1, device={dev!r}); "
+              "torch.cuda.synchronize({dev!r}); print(time.perf_counter() - t)")
+
+
+@pytest.mark.device(kinds=("cuda",))
+def test_a_fresh_processs_first_cuda_call_is_timed_apart(device, figures):
+    """A fresh process's first CUDA call (it creates the CUDA context: what the first `.to("cuda")` pays on
+    top of the copy) runs and is timed apart."""
+    proc = subprocess.run([sys.executable, "-c", FIRST_CALL.format(dev=device)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures["first_cuda_call_seconds"] = seconds = float(proc.stdout.split()[-1])
+    assert seconds > 0
 
 
 @pytest.mark.parametrize("bad", ["gpu", "", "   ", "cpu; rm -rf /", "cuda:99", "CPU", "cuda:0:1", "metal"])

@@ -1,6 +1,11 @@
+"""Memory readings: RSS and available RAM from /proc, weight bytes, and NVML against torch's allocator."""
+
+import pytest
 import torch
 
 from playground.hw import memory
+
+MiB = 2**20
 
 
 def test_snapshot_reads_real_numbers():
@@ -43,3 +48,44 @@ def test_nvml_absence_is_explained():
     status = memory.nvml_status()
     if not torch.cuda.is_available():
         assert status and status.text("en")  # a reason, not an empty string
+
+
+@pytest.mark.parametrize("nvml, reserved, allocated, ok", [
+    (256 << 20, 256 << 20, 256 << 20, True),          # the driver sees exactly what the allocator reserved
+    ((256 + 2) << 20, 256 << 20, 256 << 20, True),    # page granularity
+    (0, 256 << 20, 256 << 20, False),                 # reserved but the driver saw nothing: the wrong GPU
+    (256 << 20, 256 << 20, 300 << 20, False),         # live tensors beyond the reservation: impossible
+    ((256 + 512) << 20, 256 << 20, 256 << 20, False), # 512 MiB more: another process, or a new CUDA context
+])
+def test_nvml_and_the_allocator_tell_one_story_on_recorded_readings(nvml, reserved, allocated, ok):
+    assert memory.memory_consistent(nvml, reserved, allocated) is ok
+
+
+def reading(n: int) -> memory.GpuReading:
+    return next(g for g in memory.gpu_readings()[0] if g.index == n)
+
+
+@pytest.mark.device(kinds=("cuda",))
+def test_nvml_and_the_allocator_tell_one_story(device, figures):
+    """NVML's used memory and torch's `memory_allocated` / `memory_reserved` tell one story: a 256 MiB tensor
+    grows all three by it, and freeing it (`empty_cache`) gives it back."""
+    nvml, reason = memory.nvml_module()
+    if nvml is None:
+        pytest.skip(reason.text("en") if reason else "NVML is not available")
+    n, dev = torch.device(device).index, torch.device(device)
+    torch.zeros(1, device=dev)  # the CUDA context exists before the baseline
+    torch.cuda.synchronize(dev)
+    torch.cuda.empty_cache()
+    a = reading(n)
+    x = torch.ones(256 * MiB, dtype=torch.uint8, device=dev)
+    torch.cuda.synchronize(dev)
+    b = reading(n)
+    del x
+    torch.cuda.synchronize(dev)
+    torch.cuda.empty_cache()
+    c = reading(n)
+    grow = dict(nvml=b.nvml_used - a.nvml_used, reserved=b.reserved - a.reserved, allocated=b.allocated - a.allocated)
+    figures.update(growth=grow, nvml_used_after_free=c.nvml_used, reserved_after_free=c.reserved)
+    assert grow["allocated"] == 256 * MiB
+    assert memory.memory_consistent(grow["nvml"], grow["reserved"], grow["allocated"]), grow
+    assert memory.memory_consistent(b.nvml_used - c.nvml_used, b.reserved - c.reserved, b.allocated - c.allocated)

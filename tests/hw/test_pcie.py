@@ -1,12 +1,16 @@
 """The PCIe link: which NVML device is cuda:N (by bus id), and the link's theoretical rate.
 
 The matching and the rates are pure functions, fed here with recorded readings (a two-GPU box
-whose CUDA order differs from NVML's); on this CPU-only machine `links()` itself says why it has none.
+whose CUDA order differs from NVML's); on a CPU-only machine `links()` itself says why it has none,
+and on each GPU present the device test matches it to NVML for real.
 """
 
-import pytest
+import os
 
-from playground.hw import pcie
+import pytest
+import torch
+
+from playground.hw import memory, pcie
 
 
 @pytest.mark.parametrize("gen, width, gbps", [
@@ -53,9 +57,27 @@ def test_matching_by_bus_id_follows_the_gpu_not_the_index():
 
 
 def test_without_cuda_links_say_why():
-    import torch
-
     links, reason = pcie.links()
     if torch.cuda.is_available():
-        pytest.skip("a GPU is here: links() reads NVML (python -m playground selfcheck checks it)")
+        pytest.skip("a GPU is here: links() reads NVML (the device tests below check it)")
     assert links == [] and "CUDA" in reason.text("en")
+
+
+@pytest.mark.device(kinds=("cuda",))
+def test_each_gpu_is_matched_to_nvml_by_bus_id(device, figures):
+    """Each `cuda:N` is matched to its NVML device by PCI bus id, not by index (which `CUDA_VISIBLE_DEVICES`
+    and `CUDA_DEVICE_ORDER` change); the matched device's memory agrees with torch's."""
+    nvml, reason = memory.nvml_module()
+    if nvml is None:
+        pytest.skip(reason.text("en") if reason else "NVML is not available")
+    n = torch.device(device).index
+    cuda = pcie.cuda_bus_ids()
+    assert n in cuda, "torch reports no PCI bus id for this GPU"
+    found, _ = pcie.nvml_bus_ids()
+    i = pcie.match_by_bus_id(cuda, found)[n]
+    figures.update(nvml_index=i, bus_id=pcie.bus_id_text(cuda[n]), name=torch.cuda.get_device_name(n),
+                   cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
+    assert i is not None, "no NVML device at this GPU's bus id"
+    info = nvml.nvmlDeviceGetMemoryInfo(nvml.nvmlDeviceGetHandleByIndex(i))
+    total = torch.cuda.get_device_properties(n).total_memory
+    assert abs(int(info.total) - total) <= 0.05 * total, f"NVML total {info.total} vs torch {total}"

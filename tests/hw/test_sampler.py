@@ -117,15 +117,36 @@ def test_rewording_the_progress_lines_keeps_a_real_loads_phases(monkeypatch):
     assert [sp.name for sp in s.spans] == ["estimate", "import", "load", "migrate", "eval"]
 
 
-def test_timeline_of_a_real_load_agrees_with_the_load_report():
+@pytest.mark.device
+def test_timeline_of_a_real_load_agrees_with_the_load_report(figures):
+    """The memory sampler records RSS through a load's phases (load, migrate, eval), each phase with its peak,
+    and each peak at least what the load report read at the phase's edges."""
     with Sampler(hz=20) as s:
         lm = loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32")),
                          progress=marking_progress(s))
     rep = lm.report
     peaks = {p.name: p for p in s.peaks()}
+    rss = [r for r in s.rows() if r["series"] == "process RSS"]
+    figures.update(samples=len(rss), phases=list(peaks), peak_rss=max(p.rss_peak for p in peaks.values()))
+    assert len(rss) >= 3
     assert ["load", "migrate", "eval"] == [n for n in peaks if n in ("load", "migrate", "eval")]
     by_report = {p.name: p for p in rep.phases}
     for name in ("load", "migrate"):
         # the sampler's boundary readings come microseconds after the report's snapshots
         assert peaks[name].rss_peak >= by_report[name].rss_after - MiB
         assert peaks[name].rss_peak >= by_report[name].rss_before - MiB
+
+
+@pytest.mark.device(kinds=("cuda",))
+def test_the_timelines_vram_lines_rise_through_a_load_by_the_weights(device, slot, figures):
+    """The memory timeline's VRAM lines (torch allocated, NVML used) rise through a load to the GPU by about
+    the weights' bytes."""
+    r = slot.load(*loader.parse("shakespeare-gpt2", device, "float32"))
+    rows, _ = slot.timeline()
+    alloc = [x["bytes"] for x in rows if x["series"] == f"{device} torch allocated"]
+    nvml = [x["bytes"] for x in rows if x["series"] == f"{device} NVML used"]
+    rise = max(alloc, default=0) - min(alloc, default=0)
+    figures.update(samples=len(alloc), allocated_rise=rise, weights_bytes=r.weights_bytes,
+                   nvml_rise=(max(nvml) - min(nvml)) if nvml else None)
+    assert len(alloc) >= 3
+    assert rise >= 0.9 * r.weights_bytes

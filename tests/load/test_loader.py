@@ -7,7 +7,9 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
-from tests.conftest import load
+from playground.hw import memory
+from playground.load import loader
+from tests.conftest import load, present
 
 
 def test_hub_id_without_network_fails_fast(monkeypatch):
@@ -64,14 +66,45 @@ def test_auto_dtype_keeps_checkpoint_dtype():
     assert lm.report.dtype == "float32" and "checkpoint" in lm.report.dtype_reason.text("en")
 
 
-def test_auto_device_reports_placement():
-    lm = load(BUNDLED_NAME, "auto", "float32")
-    assert lm.report.migrate_seconds == 0.0 and "device_map" in lm.report.migrate_note.text("en")
-    assert sum(lm.report.placement.values()) == lm.report.param_count
-    if not torch.cuda.is_available():
-        # one device only: Transformers places it directly, without Accelerate hooks
-        assert lm.report.placement == {"cpu": lm.report.param_count}
-        assert lm.report.hf_device_map is None and "no hf_device_map" in lm.report.migrate_note.text("en")
+# What model.to(device) does after from_pretrained has built the model on the CPU: data, by kind of device.
+MIGRATION = {"cpu": "noop", "cuda": "copied", "mps": "copied"}
+
+
+def not_on(model: torch.nn.Module, device: str) -> list[str]:
+    """Names of the parameters and buffers NOT on `device` (empty: all there)."""
+    want = torch.device(device)
+    return [n for n, t in [*model.named_parameters(), *model.named_buffers()]
+            if t.device.type != want.type or (want.index is not None and t.device.index != want.index)]
+
+
+@pytest.mark.device
+def test_load_puts_every_tensor_on_the_device(device, slot, figures):
+    """A load in timed phases through a model slot, then `model.to(device)` timed with the device synchronised
+    on both sides: every parameter and buffer ends on the device (a copy to a GPU, a no-op on the CPU); the
+    weight bytes are the sum of numel x element size."""
+    r = slot.load(*loader.parse(BUNDLED_NAME, device, "float32"))
+    with slot.held() as lm:
+        off, weights = not_on(lm.model, device), memory.weights_bytes(lm.model)
+    figures.update(load_seconds=r.load_seconds, migrate_seconds=r.migrate_seconds, weights_bytes=r.weights_bytes,
+                   params=r.param_count, migrate=r.migrate_code,
+                   migrate_gbps=r.weights_bytes / r.migrate_seconds / 1e9 if r.migrate_code == "copied" else None)
+    assert off == []
+    assert weights == r.weights_bytes
+    assert r.migrate_code == MIGRATION[device.split(":")[0]]
+
+
+@pytest.mark.device(kinds=("auto",))
+def test_auto_device_reports_placement(device, slot, figures):
+    """`device_map="auto"` places every layer (Accelerate's plan), on the GPUs first: all on the CPU on a host
+    without one; `hf_device_map` and hooks only when the layers span devices."""
+    r = slot.load(*loader.parse(BUNDLED_NAME, device, "float32"))
+    figures.update(placement=r.placement, hf_device_map=r.hf_device_map)
+    assert r.migrate_seconds == 0.0 and "device_map" in r.migrate_note.text("en")
+    assert sum(r.placement.values()) == r.param_count
+    first = [d for d in present() if d.startswith("cuda")] or ["cpu"]  # where Accelerate puts layers first
+    assert set(r.placement) <= set(present()) and set(r.placement) & set(first)
+    spans = len(r.placement) > 1
+    assert (r.hf_device_map is not None) == spans and r.migrate_code == ("auto_hooks" if spans else "auto_single")
 
 
 def test_trust_remote_code_is_never_enabled(monkeypatch):

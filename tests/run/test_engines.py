@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
+from playground.core import threads
 from playground.core.errors import UserError
+from playground.core.paths import BUNDLED_NAME
+from playground.hw import devices
+from playground.load import loader
 from playground.run import engines
+from playground.run.agreement import dtype_tolerance, greedy_agreement
+
+TOKENS = 32
 
 
 def test_rows_compare_token_by_token_and_do_the_bound_arithmetic():
@@ -42,8 +50,13 @@ def test_the_profile_counts_the_matmuls_of_a_real_generate(bundled, one_thread):
     assert 0 < p["matmul_share"] < 1 and p["matmul_gbps"] > 0 and len(p["largest_others"]) == 3
 
 
-def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread):
+@pytest.mark.device
+def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread, figures):
+    """`generate()` and the manual prefill/decode loop, with and without the KV cache, choose the same greedy
+    tokens on the CPU; each one's decode rate measured (one thread)."""
     r = engines.run(bundled.model, bundled.tokenizer, "cpu", 24, False, "bundled")
+    figures.update({f"{row.engine} tokens/s": row.tokens_per_second for row in r.rows},
+                   new_tokens=r.rows[0].new_tokens, threads=1)
     assert [row.engine for row in r.rows] == ["generate()", "manual loop (KV cache)", "manual loop (no cache)"]
     assert all(row.same_tokens_as_generate and row.new_tokens == 24 for row in r.rows)
     assert r.bound_tokens_per_second == pytest.approx(r.read["gbps"] * 1e9 / r.weights_bytes)
@@ -70,3 +83,59 @@ def test_a_compile_that_fails_is_said_with_the_libraries_words(bundled, one_thre
         engines.add_compiled(r, bundled.model, bundled.tokenizer)
     assert "could not compile" in str(e.value) and "No working C++ compiler" in str(e.value)
     assert "无法编译" in e.value.text("zh") and len(r.rows) == 3  # the other rows stand
+
+
+def greedy(slot, device: str, dtype: str, runs: int = 1) -> tuple[list[int], float | None, int]:
+    """Load the bundled model through `slot`, then generate() greedy TOKENS tokens `runs` times (the last
+    one counts): (new token ids, decode tokens/s, prompt tokens)."""
+    slot.load(*loader.parse(BUNDLED_NAME, device, dtype))
+    with slot.held() as lm:
+        for _ in range(runs):
+            ids, stamps, n_prompt = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device,
+                                                engines.PROMPT, TOKENS)
+    return ids, (len(ids) - 1) / (stamps[-1] - stamps[0]) if len(ids) > 1 else None, n_prompt
+
+
+@pytest.mark.slow
+@pytest.mark.device(kinds=("cpu", "cuda"))
+def test_each_dtype_generates_and_its_decode_rate_is_measured(device, slot, figures):
+    """float32, float16 and bfloat16 all generate on the device (bfloat16 on a GPU only where it has bfloat16
+    support); their decode rates side by side (a CPU without native float16 converts it to float32 inside)."""
+    info = devices.parse_device(device)
+    bf16 = info.bf16 or info.kind == "cpu"  # a CPU computes bfloat16 without native support too; a pre-Ampere GPU not
+    dtypes = ["float32", "float16", "bfloat16"] if bf16 else ["float32", "float16"]
+    rates = {dt: greedy(slot, device, dt, runs=2)[1] for dt in dtypes}  # the first run warms up
+    figures.update({f"{dt}_tokens_per_second": r for dt, r in rates.items()},
+                   bf16_native=info.bf16, fp16_native=info.fp16)
+    assert all(rates.values()), f"a dtype produced no decode rate: {rates}"
+    figures.update({f"{dt}_vs_float32": r / rates["float32"] for dt, r in rates.items() if dt != "float32"})
+
+
+@pytest.mark.slow
+@pytest.mark.device(kinds=("cuda", "mps"))
+def test_greedy_tokens_on_a_gpu_equal_the_cpus(device, slot, figures):
+    """Greedy tokens on the GPU equal the CPU's token by token (float32, TF32 off). How: the CPU's sequence is
+    also run through both devices in one forward; their largest logit difference must be within the dtype's
+    tolerance, and a differing token is accepted only where the CPU's choice led by less than twice that
+    difference (a near-tie); after it the contexts differ, so later tokens are not compared."""
+    def logits_of(seq: list[int]) -> torch.Tensor:
+        with slot.held() as lm, torch.inference_mode():
+            x = torch.tensor([seq], device=lm.device)
+            return threads.run(lambda: lm.model(input_ids=x).logits[0].float().cpu())
+
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False  # TF32 would round float32 matmuls to 10-bit mantissas
+    try:
+        ref, _, n_prompt = greedy(slot, "cpu", "float32")
+        with slot.held() as lm:
+            seq = list(lm.tokenizer(engines.PROMPT)["input_ids"]) + ref
+        ref_logits = logits_of(seq)
+        ids, _, _ = greedy(slot, device, "float32")
+        diff = float((ref_logits - logits_of(seq)).abs().max())
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    verdict = greedy_agreement(ref, ids, ref_logits[n_prompt - 1:n_prompt - 1 + len(ref)], diff)
+    tol = dtype_tolerance(torch.float32)
+    figures.update(max_logit_difference=diff, tolerance=tol, tokens=len(ids), **verdict)
+    assert diff <= tol, f"float32 logits differ by {diff:.2e} between cpu and {device}"
+    assert verdict["agree"], f"tokens differ at {verdict['first_difference']} by a margin of {verdict['margin']}"

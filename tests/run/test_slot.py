@@ -3,6 +3,7 @@
 import threading
 
 import pytest
+import torch
 
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
@@ -127,3 +128,41 @@ def test_slot_load_and_the_manual_loop_run_off_the_calling_thread(monkeypatch):
     for name in ("load", "loop"):
         assert calls[name] is not threading.current_thread(), name
         assert not calls[name].is_alive(), name  # ended: no thread keeps an OpenMP pool
+
+
+@pytest.mark.slow
+@pytest.mark.device
+def test_unload_cycles_give_the_ram_back(slot, figures):
+    """5 load/unload cycles give the RAM back: RSS after the last unload within max(5%, 50 MB) of after the first."""
+    after = []
+    for _ in range(5):
+        load(slot, BUNDLED_NAME, "cpu", "bfloat16")  # a cast: the weights are copied into RAM, not mapped from the file
+        slot.unload()
+        after.append(memory.rss_bytes())
+    figures.update(rss_after_unload=after, growth_bytes=after[-1] - after[0])
+    assert after[-1] - after[0] <= max(0.05 * after[0], 50e6)
+
+
+# What each kind of GPU's allocator says its live tensors hold.
+ALLOCATED = {"cuda": lambda device: torch.cuda.memory_allocated(device),
+             "mps": lambda device: torch.mps.current_allocated_memory()}
+
+
+@pytest.mark.slow
+@pytest.mark.device(kinds=("cuda", "mps"))
+def test_unload_cycles_give_the_gpu_memory_back(device, slot, figures):
+    """5 load/unload cycles return the GPU memory: the allocator's live bytes (`memory_allocated`,
+    `torch.mps.current_allocated_memory`) back to where they started, NVML's used memory within 64 MiB of
+    after the first cycle where NVML reads this GPU."""
+    allocated = ALLOCATED[device.split(":")[0]]
+    start = allocated(device)
+    after = []
+    for _ in range(5):
+        load(slot, BUNDLED_NAME, device)
+        slot.unload()
+        gpu = next((g for g in memory.gpu_readings()[0] if f"cuda:{g.index}" == device), None)
+        after.append(dict(allocated=allocated(device), nvml_used=gpu.nvml_used if gpu else None))
+    figures.update(allocated_at_start=start, after_each_unload=after)
+    assert after[-1]["allocated"] <= start + 2**20
+    if after[0]["nvml_used"] is not None:
+        assert after[-1]["nvml_used"] - after[0]["nvml_used"] <= 64 * 2**20

@@ -10,16 +10,15 @@ import pytest
 
 from playground.core.inputs import GenerationParams
 from playground.load import loader
-from playground.run.slot import ModelSlot
 
 PROMPT = "ROMEO: What light through yonder window breaks?"
 
 
 @pytest.fixture
-def slot():
-    s = ModelSlot()
-    s.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))
-    return s
+def slot(slot):
+    """conftest's slot of the test's own (emptied afterwards), with the bundled model loaded."""
+    slot.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))
+    return slot
 
 
 def test_a_swap_waits_for_the_running_generation_and_never_mixes(slot):

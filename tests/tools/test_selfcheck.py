@@ -1,38 +1,114 @@
-"""`python -m playground selfcheck`: on this CPU-only machine, at least 12 checks, none failing, at least 6
-passing, every skip with its reason; a bad --device is one line and exit 2 (which checks --device keeps is
-tests/tools/test_checks.py's)."""
+"""`python -m playground selfcheck`: the device tests (pytest -m device) run to one verdict each, with the
+figures they measured; a failure makes the run fail; a bad --device, or no pytest, is one line and exit 2."""
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 
 import pytest
-import torch
 
+from playground.tools import cli, selfcheck
+from tests.conftest import ROOT, present
 from tests.tools.test_cli import run_cli
 
+SMALL_SUITE = '''
+import pytest
 
-@pytest.mark.slow
-def test_selfcheck_json_on_this_machine():
-    proc = run_cli("selfcheck", "--json", timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 1, proc.stdout[:500]
-    r = json.loads(lines[0])
-    by = {c["name"]: c for c in r["checks"]}
-    print("\n" + "\n".join(f"{c['name']:<28} {c['status']:<5} {c['seconds']:6.1f} s  {c['reason']}" for c in r["checks"]))
-    assert len(r["checks"]) >= 12 and r["failed"] == 0 and r["passed"] >= 6 and r["ok"]
-    assert r["passed"] + r["skipped"] == len(r["checks"])
-    for c in r["checks"]:
-        assert {"name", "status", "reason", "proves", "seconds"} <= set(c)
-        assert c["status"] in ("pass", "skip")
-        assert (c["status"] == "skip") == bool(c["reason"])  # every skip says why, a pass has nothing to explain
-    # the figures each pass measured
-    assert by["kv_cache_cpu"]["max_error"] <= 0.02
-    assert by["host_bandwidth"]["read_gbps"] > 0 and by["load_cpu"]["weights_bytes"] > 0
-    if not torch.cuda.is_available():
-        assert by["cuda_migrate"]["status"] == "skip" and "no CUDA" in by["cuda_migrate"]["reason"]
-        assert by["break_it_simulated"]["status"] == "pass"
+
+@pytest.mark.device
+def test_measures(figures):
+    """A pass, and what it proves."""
+    figures["rate_gbps"] = 1.5
+
+
+@pytest.mark.device(kinds=("cpu", "cuda"))
+def test_on_each(device, figures):
+    figures["seen"] = device
+
+
+@pytest.mark.device
+def test_breaks(figures):
+    figures["before_the_failure"] = 7
+    assert 1 + 1 == 3, "tokens differ at 3"
+
+
+@pytest.fixture
+def no_model():
+    raise RuntimeError("no model to load")
+
+
+@pytest.mark.device
+def test_setup_fails(no_model):
+    pass
+
+
+@pytest.mark.device
+def test_skips_itself():
+    pytest.skip("NVML is not available")
+
+
+def test_not_a_device_test():
+    pass
+'''
+
+
+@pytest.fixture
+def small_run(pytester) -> dict:
+    """The self-check's collector on a small suite under the repository's own conftest: a pass with
+    figures, one test per device, a failure, a setup error, a skip, a module that cannot be imported."""
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile(test_small=SMALL_SUITE, test_broken="import a_module_that_is_not_there\n")
+    c = selfcheck.Collector()
+    ret = pytester.runpytest_inprocess(*selfcheck.pytest_args(None, pytester.path), plugins=[c]).ret
+    return selfcheck.summary(c, int(ret), None, 1.0)
+
+
+def test_each_device_test_has_one_verdict_with_its_reason_and_figures(small_run):
+    by = {(c["name"], c["device"]): c for c in small_run["checks"]}
+    ok = by[("test_measures", "cpu")]
+    assert (ok["status"], ok["reason"], ok["rate_gbps"], ok["proves"]) == ("pass", "", 1.5, "A pass, and what it proves.")
+    assert ok["test"].endswith("/test_small.py::test_measures") and ok["seconds"] >= 0
+    bad = by[("test_breaks", "cpu")]
+    assert bad["status"] == "fail" and "tokens differ at 3" in bad["reason"] and bad["before_the_failure"] == 7
+    setup = by[("test_setup_fails", "cpu")]
+    assert setup["status"] == "fail" and setup["reason"].startswith("setup: ") and "no model to load" in setup["reason"]
+    assert (by[("test_skips_itself", "cpu")]["status"], by[("test_skips_itself", "cpu")]["reason"]) == (
+        "skip", "NVML is not available")
+    broken = next(c for c in small_run["checks"] if c["name"].endswith("/test_broken.py"))
+    assert broken["status"] == "fail" and "a_module_that_is_not_there" in broken["reason"]
+    # one test per device: each one present passes, a kind this machine lacks skips saying why
+    each = [c for c in small_run["checks"] if c["name"] == "test_on_each"]
+    cuda_here = [d for d in present() if d.startswith("cuda")]
+    assert [c["device"] for c in each] == ["cpu", *(cuda_here or ["cuda"])]
+    for c in each:
+        assert (c["status"], c.get("seen")) == ("pass", c["device"]) if c["device"] in present() else (
+            c["status"] == "skip" and "not available here" in c["reason"])
+    assert "test_not_a_device_test" not in {c["name"] for c in small_run["checks"]}
+    absent_cuda = 0 if cuda_here else 1
+    assert (small_run["failed"], small_run["skipped"], small_run["ok"]) == (3, 1 + absent_cuda, False)
+    assert small_run["passed"] + small_run["failed"] + small_run["skipped"] == len(small_run["checks"]) == 5 + len(each)
+
+
+def test_the_table_gives_figures_for_a_pass_and_the_reason_otherwise(small_run):
+    text = selfcheck.table(small_run)
+    assert re.search(r"test_measures\s+cpu\s+pass .*rate_gbps=1.5", text)
+    assert re.search(r"test_skips_itself\s+cpu\s+skip .*NVML is not available", text)
+    assert re.search(r"test_breaks\s+cpu\s+FAIL .*tokens differ at 3", text)
+    assert f"{small_run['passed']} passed, 3 failed, {small_run['skipped']} skipped" in text
+
+
+def test_no_pytest_or_no_tests_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "pytest", None)  # what importlib finds when pytest is not installed
+    assert cli.main(["selfcheck"]) == 2
+    monkeypatch.undo()
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: the self-check runs the device tests with pytest, which is not installed: "
+                   "pip install -r tests/requirements.txt")
+    monkeypatch.setattr(selfcheck, "TESTS", tmp_path / "tests")  # a Space: the package without its tests
+    assert cli.main(["selfcheck"]) == 2
+    assert "this copy does not have" in capsys.readouterr().err and len(err.splitlines()) == 1
 
 
 def test_selfcheck_bad_device_is_one_line_and_exit_2():
@@ -40,3 +116,38 @@ def test_selfcheck_bad_device_is_one_line_and_exit_2():
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().startswith("error: --device must be cpu, cuda, cuda:N or mps")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def readme_section() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## On a GPU"):]
+    return section[:section.index("\n## ", 5)]
+
+
+@pytest.mark.slow
+def test_selfcheck_json_on_this_machine():
+    proc = run_cli("selfcheck", "--json", timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1, proc.stdout[:500]
+    r = json.loads(lines[0])
+    print("\n" + "\n".join(f"{c['name']:<60} {c['device']:<6} {c['status']:<5} {c['seconds']:6.1f} s  {c['reason']}"
+                           for c in r["checks"]))
+    assert r["failed"] == 0 and r["ok"] and r["passed"] >= 9
+    assert r["passed"] + r["skipped"] == len(r["checks"])
+    for c in r["checks"]:
+        assert {"name", "status", "reason", "device", "proves", "seconds", "test"} <= set(c)
+        assert (c["status"] == "skip") == bool(c["reason"])  # every skip says why, a pass has nothing to explain
+        if c["device"] not in (*present(), "auto"):  # a device this machine lacks: never a pass
+            assert c["status"] == "skip" and "not available here" in c["reason"]
+    by = {(c["name"], c["device"]): c for c in r["checks"]}
+    # the figures each pass measured
+    assert by[("test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate", "cpu")]["max_error"] <= 0.02
+    assert by[("test_load_puts_every_tensor_on_the_device", "cpu")]["weights_bytes"] > 0
+    assert by[("test_survey_measures_the_host_and_says_why_a_gpu_kind_is_absent", "cpu")]["read_gbps"] > 0
+    # the README's table names every device test (or the folder of a family of them, as `tests/lab/`)
+    section = readme_section()
+    folders = re.findall(r"`(tests/[\w/]+/)`", section)
+    missing = {c["name"] for c in r["checks"]
+               if f"`{c['name']}`" not in section and not any(c["test"].startswith(f) for f in folders)}
+    assert missing == set()
