@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from playground.core import i18n
-from playground.core.i18n import TABLE, W, phrase, said, t
+from playground.core.i18n import TABLE, W, bilingual, phrase, said, t
 import playground.lab.factcheck  # noqa: F401  (the claims register their words on import)
 from playground.lab.diagnose import EXTRA
 from playground.lab.scenarios import SCENARIOS
@@ -104,6 +104,14 @@ def test_said_is_a_fact_said_later_in_either_language():
     assert s.text("en") == "Run for real on cpu." and s.text("zh") == "在 cpu 上真实运行。"
     nested = said("est.where.frees", where=said("est.where.system"), frees="1.0 GiB")
     assert "available system RAM" in nested.text("en") and "系统可用内存" in nested.text("zh")
+
+
+def test_bilingual_says_the_named_words_in_both_languages_in_their_place():
+    d = bilingual({"title": said("ui.real", device="cpu"), "note": said("ui.fix"), "simulation": None, "n": 3},
+                  "title", "simulation")
+    assert list(d) == ["title_en", "title_zh", "note", "simulation_en", "simulation_zh", "n"]
+    assert d["title_en"] == "Run for real on cpu." and d["title_zh"] == "在 cpu 上真实运行。"
+    assert d["note"] == "The fix" and d["simulation_en"] == d["simulation_zh"] == "" and d["n"] == 3
 
 
 def _literal(node) -> str | None:
