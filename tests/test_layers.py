@@ -1,54 +1,61 @@
 """The package's shape, read from its source (nothing is imported): imports point down the layers.
 
-    core <- hw <- load <- {run, lab} <- {web, tools} <- entry points (app.py, python -m ...)
+    core <- hw <- load <- {run, lab} <- {web, tools} <- entry points (playground/__main__.py, bench.py, ...)
 
-Checked, each failure naming the file and the line: no import against the layer order
-(siblings do not import each other), no import cycle (imports inside functions count),
-at most a handful of playground imports inside functions and each with its reason in a
-comment, no module over 450 lines, no use of another module's private name. The second
-half of this file shows that each check fails on a small package built to break it.
+Checked, each failure naming the file and the line: every subpackage and top-level module belongs to a
+layer; no import against the layer order (siblings do not import each other), written any way Python
+can import (`import a.b`, `from a import b`, relative `from ..web import views`,
+`importlib.import_module`, `__import__`); no import the test cannot read; no import cycle (imports inside
+functions count); every import inside a function says why it is deferred, on its line or just above it;
+at most a handful of the package's own modules imported inside functions; no module over 450 lines; no use
+of another module's private name, however it is reached. The second half feeds each check a few lines
+written to break it. The module-level mutable state is listed in tests/test_globals.py.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "playground"
+from tests.package_source import (Import, Module, bound_names, imports, is_private, owning_module, parse, read,
+                                  resolve, root_name)
+
+PACKAGE = Path(__file__).resolve().parent.parent / "playground"
+TOP = PACKAGE.name
 LAYERS = {"core": 0, "hw": 1, "load": 2, "run": 3, "lab": 3, "web": 4, "tools": 4}
-ENTRY = 5  # playground/__init__, __main__ and the `python -m playground.<tool>` entry points
+ENTRY = 5
+# The top-level modules besides the package's __init__: the `python -m playground[.<name>]` entry points,
+# each handing over to playground.tools at once. The library never imports them.
+ENTRY_MODULES = {"__main__", "bench", "soak", "space", "train_bundled"}
 MAX_LINES = 450
-MAX_FUNCTION_IMPORTS = 5
+MAX_PACKAGE_IMPORTS_IN_FUNCTIONS = 5
+
+# Why an import may wait until its function runs. Written on the import's line or just above it as
+# `# deferred (<kind>): <what and why, in a sentence>`; anything else is an import that belongs at the top.
+DEFERRED_KINDS = {
+    "start-up": "the module is imported where the library is not needed yet (a command's --help, a usage "
+                "error), and the library takes long to import",
+    "optional": "the package may be absent, or must not be imported unless it is used",
+    "environment": "the library reads environment variables once, when first imported, and this process "
+                   "sets them before that",
+    "cycle": "importing at the top would close an import cycle",
+}
+DEFERRED = re.compile(r"#\s*deferred \((" + "|".join(map(re.escape, DEFERRED_KINDS)) + r")\): \S.{15,}", re.I)
 
 
-@dataclass(frozen=True)
-class Edge:
-    src: str  # importing module, dotted
-    dst: str  # imported module, dotted
-    file: str
-    line: int
-    in_function: bool
-    commented: bool  # a comment on the line or just above it says why
-
-
-def module_name(path: Path, root: Path) -> str:
-    rel = path.relative_to(root.parent).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def layer(module: str, top: str) -> int:
+def layer(module: str) -> int | None:
     parts = module.split(".")
-    if len(parts) < 2 or parts[0] != top:
+    if parts[0] != TOP:
+        return None
+    if len(parts) == 1:
         return ENTRY
-    return LAYERS.get(parts[1], ENTRY) if len(parts) > 2 or parts[1] in LAYERS else ENTRY
+    if parts[1] in LAYERS:
+        return LAYERS[parts[1]]
+    return ENTRY if len(parts) == 2 and parts[1] in ENTRY_MODULES else None
 
 
 def group(module: str) -> str:
@@ -56,58 +63,54 @@ def group(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def _function_ranges(tree: ast.AST) -> list[tuple[int, int]]:
-    return [(n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+def own(imps: list[Import]) -> list[Import]:
+    return [e for e in imps if e.dst.split(".")[0] == TOP]
 
 
-def edges(root: Path) -> tuple[list[Edge], dict[str, Path]]:
-    """Every import of a module of the package `root`, with where it is."""
-    top = root.name
-    files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
-    out = []
-    for mod, path in files.items():
-        text = path.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        tree = ast.parse(text)
-        funcs = _function_ranges(tree)
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names if a.name.split(".")[0] == top]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == top:
-                for a in node.names:
-                    full = f"{node.module}.{a.name}"
-                    targets.append(full if full in files else node.module)
-            for dst in targets:
-                near = lines[max(0, node.lineno - 4):node.lineno]
-                out.append(Edge(mod, dst, str(path.relative_to(root.parent)), node.lineno,
-                                any(a <= node.lineno <= b for a, b in funcs), any("#" in ln for ln in near)))
-    return out, files
+# ---------------------------------------------------------------- the checks, over source text
+
+def unassigned(mods: dict[str, Module]) -> list[str]:
+    """Every subpackage and top-level module no layer names."""
+    found: dict[str, str] = {}
+    for m in mods.values():
+        if layer(m.name) is None:
+            parts = m.name.split(".")
+            what = f"{TOP}/{parts[1]}/" if len(parts) > 2 or m.is_package else m.file
+            found.setdefault(what, m.file)
+    return [f"{what} ({file}) belongs to no layer: name it in LAYERS, or in ENTRY_MODULES if it is an entry point"
+            for what, file in found.items()]
 
 
-def layer_violations(root: Path) -> list[str]:
-    top = root.name
+def layer_violations(mods: dict[str, Module]) -> list[str]:
     found = []
-    for e, _ in ((e, None) for e in edges(root)[0]):
-        a, b = layer(e.src, top), layer(e.dst, top)
-        if a == ENTRY:
-            continue
-        same = group(e.src) == group(e.dst)
-        if b > a or (b == a and not same):
-            found.append(f"{e.file}:{e.line}: {e.src} ({group(e.src)}) imports {e.dst} ({group(e.dst)}): "
+    for e in own(imports(mods)):
+        a, b = layer(e.src), layer(e.dst)
+        if a is None or a == ENTRY or not e.dst:
+            continue  # an unassigned importer is unassigned()'s to report; an unreadable import, unreadable()'s
+        how = " (through importlib)" if e.dynamic else ""
+        if b is None:
+            found.append(f"{e.where}: {e.src} imports {e.dst}{how}, which belongs to no layer")
+        elif b > a or (b == a and group(e.src) != group(e.dst)):
+            found.append(f"{e.where}: {e.src} ({group(e.src)}) imports {e.dst} ({group(e.dst)}){how}: "
                          "imports point down the layers, and siblings do not import each other")
     return found
 
 
-def cycles(root: Path) -> list[str]:
+def unreadable(mods: dict[str, Module]) -> list[str]:
+    """importlib.import_module / __import__ of a name the test cannot read: its layer cannot be checked."""
+    return [f"{e.where}: {e.src} imports a module named by an expression: name it in a string"
+            for e in imports(mods) if e.dynamic and not e.dst]
+
+
+def cycles(mods: dict[str, Module]) -> list[str]:
     """Strongly connected components of more than one module (Tarjan), with one edge of each named."""
-    es, files = edges(root)
-    graph: dict[str, set[str]] = {m: set() for m in files}
-    where: dict[tuple[str, str], Edge] = {}
-    for e in es:
-        if e.src != e.dst:
-            graph[e.src].add(e.dst)
-            where.setdefault((e.src, e.dst), e)
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    where: dict[tuple[str, str], Import] = {}
+    for e in own(imports(mods)):
+        dst = owning_module(e.dst, mods)
+        if dst and dst != e.src:
+            graph[e.src].add(dst)
+            where.setdefault((e.src, dst), e)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -135,7 +138,7 @@ def cycles(root: Path) -> list[str]:
             if len(comp) > 1:
                 inside = [where[(a, b)] for a in comp for b in graph[a] if b in comp]
                 out.append("import cycle: " + " -> ".join(sorted(comp)) + "; e.g. "
-                           + "; ".join(f"{e.file}:{e.line}" for e in inside[:3]))
+                           + "; ".join(e.where for e in inside[:3]))
 
     for v in sorted(graph):
         if v not in index:
@@ -143,99 +146,190 @@ def cycles(root: Path) -> list[str]:
     return out
 
 
-def function_imports(root: Path) -> list[Edge]:
-    return [e for e in edges(root)[0] if e.in_function]
+def unexplained_deferrals(mods: dict[str, Module]) -> list[str]:
+    """Imports inside functions without `# deferred (<kind>): <why>` on their line or just above."""
+    return [f"{e.where}: imports {e.dst or 'a module'} inside a function with no reason: move it to the top, "
+            f"or say why it waits on its line or the line above: '# deferred (<{'|'.join(DEFERRED_KINDS)}>): ...'"
+            for e in imports(mods) if e.in_function and not DEFERRED.search(e.reason)]
 
 
-def oversized(root: Path) -> list[str]:
-    return [f"{p.relative_to(root.parent)}: {n} lines (at most {MAX_LINES})" for p in sorted(root.rglob("*.py"))
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
+def package_imports_in_functions(mods: dict[str, Module]) -> list[str]:
+    return [e.where for e in own(imports(mods)) if e.in_function]
 
 
-def private_uses(root: Path) -> list[str]:
-    """`from playground.x import _name`, or `alias._name` where alias is a playground module."""
-    top = root.name
-    _, files = edges(root)
+def oversized(mods: dict[str, Module]) -> list[str]:
+    return [f"{m.file}: {n} lines (at most {MAX_LINES})" for m in mods.values()
+            if (n := len(m.text.splitlines())) > MAX_LINES]
+
+
+def private_uses(mods: dict[str, Module]) -> list[str]:
+    """Another module's private name, imported (`from top.x import _name`) or reached through any name
+    bound to the package (`x._name`, `top.a.x._name` after `import top.a.x`, `L._name` after
+    `import top.a.x as L` or `from . import x as L`, `SLOT._lock` after `from top.run.slot import SLOT`)."""
     found = []
-    for mod, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        aliases: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == top:
-                for a in node.names:
-                    if a.name.startswith("_") and not a.name.startswith("__"):
-                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}: imports {node.module}.{a.name}")
-                    if f"{node.module}.{a.name}" in files:
-                        aliases.add(a.asname or a.name)
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name.split(".")[0] == top and a.asname:
-                        aliases.add(a.asname)
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-                    and node.attr.startswith("_") and not node.attr.startswith("__")):
-                found.append(f"{path.relative_to(root.parent)}:{node.lineno}: uses {node.value.id}.{node.attr}")
+    for mod in mods.values():
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.ImportFrom):
+                base = resolve(mod, node.level, node.module)
+                if base.split(".")[0] == TOP:
+                    found += [f"{mod.file}:{node.lineno}: imports {base}.{a.name}"
+                              for a in node.names if is_private(a.name)]
+        bound = bound_names(mod, mods, TOP)
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.Attribute) and is_private(node.attr):
+                root = root_name(node.value)
+                if root in bound and bound[root] != mod.name:
+                    found.append(f"{mod.file}:{node.lineno}: uses {ast.unparse(node)[:80]}, another module's "
+                                 "private name")
     return found
 
 
 # ---------------------------------------------------------------- the package as it is
 
-def test_imports_point_down_the_layers():
-    assert layer_violations(PACKAGE) == []
+@pytest.fixture(scope="module")
+def tree() -> dict[str, Module]:
+    return parse(read(PACKAGE))
 
 
-def test_no_import_cycle_counting_imports_inside_functions():
-    assert cycles(PACKAGE) == []
+def test_every_subpackage_and_top_level_module_belongs_to_a_layer(tree):
+    assert unassigned(tree) == []
 
 
-def test_few_imports_inside_functions_each_with_its_reason():
-    inside = function_imports(PACKAGE)
-    assert len(inside) <= MAX_FUNCTION_IMPORTS, [f"{e.file}:{e.line}" for e in inside]
-    assert [f"{e.file}:{e.line}" for e in inside if not e.commented] == []
+def test_imports_point_down_the_layers(tree):
+    assert layer_violations(tree) == []
 
 
-def test_no_module_over_450_lines():
-    assert oversized(PACKAGE) == []
+def test_every_import_names_its_module_in_a_string(tree):
+    assert unreadable(tree) == []
 
 
-def test_no_module_uses_another_modules_private_names():
-    assert private_uses(PACKAGE) == []
+def test_no_import_cycle_counting_imports_inside_functions(tree):
+    assert cycles(tree) == []
 
 
-def test_every_layer_module_has_a_docstring():
-    missing = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
-               if p.stat().st_size and ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) is None]
-    assert missing == []
+def test_every_import_inside_a_function_says_why_it_waits(tree):
+    assert unexplained_deferrals(tree) == []
 
 
-# ---------------------------------------------------------------- each check can fail
-
-@pytest.fixture
-def broken(tmp_path):
-    """A small package with one of each mistake: an upward import, a cycle through a function-level
-    import, a private name used across modules, a module over the size limit."""
-    pkg = tmp_path / "playground"
-
-    def write(rel: str, text: str) -> None:
-        f = pkg / rel
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(textwrap.dedent(text), encoding="utf-8")
-
-    for sub in ("", "core", "hw", "load", "run", "lab", "web", "tools"):
-        write(f"{sub}/__init__.py" if sub else "__init__.py", '"""x"""\n')
-    write("core/errors.py", '"""x"""\nfrom playground.hw import devices  # upward\n')
-    write("hw/devices.py", '"""x"""\ndef f():\n    from playground.core import errors\n')
-    write("run/slot.py", '"""x"""\nfrom playground.lab import harness\nfrom playground.load.loader import _secret\n')
-    write("lab/harness.py", '"""x"""\n')
-    write("load/loader.py", '"""x"""\n' + "x = 1\n" * 460)
-    return pkg
+def test_few_of_the_packages_own_modules_imported_inside_functions(tree):
+    assert len(package_imports_in_functions(tree)) <= MAX_PACKAGE_IMPORTS_IN_FUNCTIONS, package_imports_in_functions(tree)
 
 
-def test_the_checks_catch_what_they_are_for(broken):
-    assert any("playground/core/errors.py:2" in v and "imports playground.hw.devices" in v
-               for v in layer_violations(broken))
-    assert any("playground/run/slot.py:2" in v for v in layer_violations(broken))  # run -> lab: siblings
-    assert any("playground.core.errors -> playground.hw.devices" in c for c in cycles(broken))
-    assert [f"{e.file}:{e.line}" for e in function_imports(broken) if not e.commented] == ["playground/hw/devices.py:3"]
-    assert any("load/loader.py: 461 lines" in o for o in oversized(broken))
-    assert any("run/slot.py:3: imports playground.load.loader._secret" in p for p in private_uses(broken))
+def test_no_module_over_450_lines(tree):
+    assert oversized(tree) == []
+
+
+def test_no_module_uses_another_modules_private_names(tree):
+    assert private_uses(tree) == []
+
+
+def test_every_layer_module_has_a_docstring(tree):
+    assert [m.file for m in tree.values() if m.text.strip() and ast.get_docstring(m.tree) is None] == []
+
+
+# ---------------------------------------------------------------- each check, fed what it is for
+
+def package(**files: str) -> dict[str, Module]:
+    """The layers' empty packages plus `files` ({"load/loader.py": source}), parsed."""
+    base = {f"{TOP}/{s}/__init__.py": '"""x"""\n' for s in LAYERS} | {f"{TOP}/__init__.py": '"""x"""\n'}
+    return parse(base | {f"{TOP}/{k}": textwrap.dedent(v) for k, v in files.items()})
+
+
+def test_an_import_up_or_across_the_layers_is_reported():
+    mods = package(**{"core/errors.py": "from playground.hw import devices\n", "hw/devices.py": "",
+                      "run/slot.py": "import playground.lab.harness\n", "lab/harness.py": "",
+                      "load/loader.py": "from playground.run.slot import SLOT\nfrom playground.load import hub\n",
+                      "load/hub.py": "", "core/paths.py": "from playground import bench\n", "bench.py": ""})
+    assert sorted(v.split(": ")[0] for v in layer_violations(mods)) == [
+        "playground/core/errors.py:1", "playground/core/paths.py:1", "playground/load/loader.py:1",
+        "playground/run/slot.py:1"]
+
+
+def test_hole_1_a_relative_upward_import_is_reported():
+    mods = package(**{"load/loader.py": "from ..web import views\nfrom . import hub\n", "load/hub.py": "",
+                      "web/views.py": "", "run/slot.py": "def f():\n    from ..lab import harness  # deferred (cycle): x y z\n",
+                      "lab/harness.py": ""})
+    found = layer_violations(mods)
+    assert [v.split(": ")[0] for v in found] == ["playground/load/loader.py:1", "playground/run/slot.py:2"]
+    assert "imports playground.web.views" in found[0] and "imports playground.lab.harness" in found[1]
+
+
+def test_hole_2_importlib_and_dunder_import_are_read():
+    mods = package(**{"load/loader.py": """\
+        import importlib
+        from importlib import import_module as im
+        V = importlib.import_module("playground.web.views")
+        def f():
+            __import__("playground.tools.cli")  # deferred (cycle): planted to be found
+            return im(".views", package="playground.web"), importlib.import_module(".hub", __package__)
+        def g(name):
+            return importlib.import_module(name)  # deferred (cycle): planted to be found
+        """, "web/views.py": "", "tools/cli.py": "", "load/hub.py": ""})
+    found = layer_violations(mods)
+    assert [v.split(": ")[0] for v in found] == ["playground/load/loader.py:3", "playground/load/loader.py:5",
+                                                  "playground/load/loader.py:6"]
+    assert all("through importlib" in v for v in found)
+    assert [v.split(": ")[0] for v in unreadable(mods)] == ["playground/load/loader.py:8"]
+
+
+def test_hole_3_a_subpackage_or_module_no_layer_names_is_reported():
+    mods = package(**{"extras/__init__.py": "from playground.web import views\n", "extras/more.py": "",
+                      "helper.py": "", "bench.py": "", "web/views.py": "",
+                      "core/x.py": "from playground.extras import more\n"})
+    assert [v.split(" ")[0] for v in unassigned(mods)] == ["playground/extras/", "playground/helper.py"]
+    assert any("imports playground.extras.more, which belongs to no layer" in v for v in layer_violations(mods))
+
+
+def test_hole_4_a_private_name_reached_any_way_is_reported():
+    mods = package(**{"run/slot.py": """\
+        import playground.load.loader
+        import playground.load.loader as L
+        from playground.load import loader
+        from playground.load.loader import _secret, Plan
+        from ..load import hub as relative
+        from playground.load.hub import SLOW
+        a = playground.load.loader._quiet, L._x, loader._phase(1), relative._bars, Plan._cache, SLOW._n.y
+        b = loader.__doc__
+        """, "load/loader.py": "", "load/hub.py": ""})
+    found = private_uses(mods)
+    assert sorted(v.split(": ", 1)[1].split(",")[0] for v in found) == sorted([
+        "imports playground.load.loader._secret", "uses playground.load.loader._quiet", "uses L._x",
+        "uses loader._phase", "uses relative._bars", "uses Plan._cache", "uses SLOW._n"])
+
+
+def test_hole_5_a_deferred_import_needs_its_reason_on_its_line_or_just_above():
+    mods = package(**{"load/loader.py": """\
+        def nearby_comment_is_not_a_reason():
+            # a comment about something else
+            x = 1
+            import json
+        def comment_without_a_reason():
+            # json
+            import json
+        def unknown_kind():
+            import json  # deferred (because): it seemed like a good idea
+        def own_line():
+            import json  # deferred (optional): json may be absent on this planet
+        def block_above():
+            # deferred (start-up): Transformers takes seconds to import, and --help
+            # answers without it.
+            from transformers import AutoConfig
+            import torch
+        def reason_of_the_line_above_is_not_the_next_ones():
+            import json  # deferred (optional): json may be absent on this planet
+            import csv
+        """})
+    assert [v.split(": ")[0] for v in unexplained_deferrals(mods)] == [
+        "playground/load/loader.py:4", "playground/load/loader.py:7", "playground/load/loader.py:9",
+        "playground/load/loader.py:19"]
+
+
+def test_a_cycle_through_a_function_level_import_is_reported():
+    mods = package(**{"core/errors.py": "from playground.hw import devices\n",
+                      "hw/devices.py": "def f():\n    from playground.core import errors  # deferred (cycle): x y z w\n"})
+    assert any("playground.core.errors -> playground.hw.devices" in c for c in cycles(mods))
+    assert package_imports_in_functions(mods) == ["playground/hw/devices.py:2"]
+
+
+def test_a_long_module_is_reported():
+    assert oversized(package(**{"load/loader.py": "x = 1\n" * 451})) == ["playground/load/loader.py: 451 lines (at most 450)"]

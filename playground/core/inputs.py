@@ -69,13 +69,21 @@ def _check_unicode(text: str, what: str) -> None:
                            code=f"{ord(text[e.start]):04X}", at=e.start) from None
 
 
+def _check_text(text: object, limit: int, keys: tuple[str, str, str]) -> str:
+    """A visitor's text: a string, at most `limit` characters, not blank; `keys`: the errors saying
+    which of the three it is not (not a string, too long, blank)."""
+    if not isinstance(text, str):
+        raise UserError.of(keys[0])
+    if len(text) > limit:
+        raise UserError.of(keys[1], n=len(text), limit=limit)
+    if not text.strip():
+        raise UserError.of(keys[2])
+    return text
+
+
 def check_prompt(prompt: object) -> str:
-    if not isinstance(prompt, str):
-        raise UserError.of("err.prompt_type")
-    if len(prompt) > (limit := settings.read().max_prompt_chars):
-        raise UserError.of("err.prompt_long", n=len(prompt), limit=limit)
-    if not prompt.strip():
-        raise UserError.of("err.prompt_empty")
+    prompt = _check_text(prompt, settings.read().max_prompt_chars,
+                         ("err.prompt_type", "err.prompt_long", "err.prompt_empty"))
     if "\x00" in prompt:
         raise UserError.of("err.prompt_nul")
     _check_unicode(prompt, "prompt")
@@ -84,12 +92,7 @@ def check_prompt(prompt: object) -> str:
 
 def check_diagnose_text(text: object) -> str:
     """A pasted traceback or error line for the diagnoser: text, not empty, not a whole log."""
-    if not isinstance(text, str):
-        raise UserError.of("err.diag_type")
-    if len(text) > (limit := settings.read().max_diagnose_chars):
-        raise UserError.of("err.diag_long", n=len(text), limit=limit)
-    if not text.strip():
-        raise UserError.of("err.diag_empty")
+    text = _check_text(text, settings.read().max_diagnose_chars, ("err.diag_type", "err.diag_long", "err.diag_empty"))
     _check_unicode(text, "pasted text")
     return text
 

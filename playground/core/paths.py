@@ -23,6 +23,8 @@ BUNDLED_DIR = ASSETS / BUNDLED_NAME
 
 def roles(lang: str = "en") -> list[tuple[Path, str]]:
     """The server's folders a message might quote, each with the role it is named by, most specific first."""
+    # deferred (environment): huggingface_hub reads HF_HUB_DISABLE_PROGRESS_BARS once, when first imported;
+    # `python -m playground` imports this module before its quiet_libraries() sets that variable.
     from huggingface_hub import constants
 
     s = settings.read()

@@ -3,9 +3,7 @@
 The reference speeds a migration or a decode step is compared with. Conventions:
 - traffic = bytes read + bytes written: a same-dtype copy of N bytes moves 2N.
 - the host limit is a large memcpy (`dst.copy_(src)` of 256 MiB, destination
-  already touched, best of a few); a copy into fresh memory (`clone()`) is
-  measured too, because the kernel must map and zero every new page first and
-  every allocating `.to()` pays that.
+  already touched, best of a few).
 - for a GPU: host-to-device copies from pinned (page-locked) and pageable memory.
   `model.to("cuda")` copies from pageable memory, which CUDA stages through a
   pinned bounce buffer: pageable is the fair comparison, pinned the ceiling.
@@ -39,13 +37,13 @@ LIMIT_BYTES = 256 * 2**20
 
 @dataclass
 class Bandwidth:  # one measured rate
-    name: str  # "host memcpy", "host clone (fresh pages)", "H2D pinned", "H2D pageable"
+    name: str  # "host memcpy", "host read", "H2D pinned", "H2D pageable", ...
     bytes: int  # size of the copy
     seconds: float  # best of `repeats`
     gbps: float  # traffic (read + written) / seconds, in GB/s (10^9)
     repeats: int
     note: str = ""
-    kind: str = ""  # "memcpy", "clone", "read", "cast", "h2d_pinned", ...: what the views name it by
+    kind: str = ""  # "memcpy", "read", "cast", "h2d_pinned", ...: what the views name it by
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -75,20 +73,6 @@ def host_memcpy(nbytes: int = LIMIT_BYTES, repeats: int = 5) -> Bandwidth:
                      f"{torch.get_num_threads()} threads: read + written bytes per second", kind="memcpy")
 
 
-@lru_cache(maxsize=4)
-def host_clone(nbytes: int = LIMIT_BYTES, repeats: int = 3) -> Bandwidth:
-    """A copy into freshly allocated memory, as every allocating .to() does (page faults included)."""
-    src = torch.ones(nbytes, dtype=torch.uint8)
-
-    def clone():
-        src.clone()  # allocated, faulted in, written, then freed
-
-    s = _best(clone, repeats, None)
-    del src
-    return Bandwidth("host clone (fresh pages)", nbytes, s, 2 * nbytes / s / 1e9, repeats,
-                     "clone() into new memory: the kernel zeroes and maps every page first", kind="clone")
-
-
 def h2d(device: str, pinned: bool, nbytes: int = LIMIT_BYTES, repeats: int = 5) -> Bandwidth:
     """Host-to-device copy speed to a GPU, from pinned or pageable host memory (written by the
     CUDA docs; untested on the CPU-only machines the playground is developed on)."""
@@ -102,27 +86,6 @@ def h2d(device: str, pinned: bool, nbytes: int = LIMIT_BYTES, repeats: int = 5) 
                      "bytes crossing the PCIe/NVLink link per second" +
                      ("" if pinned else "; pageable memory is staged through a pinned buffer by CUDA"),
                      kind="h2d_pinned" if pinned else "h2d_pageable")
-
-
-def device_memcpy(device: str, nbytes: int = LIMIT_BYTES, repeats: int = 5) -> Bandwidth:
-    """A copy inside one GPU's memory (read + written bytes per second): the ceiling for decode
-    on that GPU. Written by the CUDA docs; untested on the CPU-only development machines."""
-    src = torch.ones(nbytes, dtype=torch.uint8, device=device)
-    dst = torch.zeros(nbytes, dtype=torch.uint8, device=device)
-    dst.copy_(src)
-    s = _best(lambda: dst.copy_(src), repeats, device)
-    del src, dst
-    return Bandwidth(f"{device} memcpy", nbytes, s, 2 * nbytes / s / 1e9, repeats,
-                     "device-to-device copy_: read + written bytes per second in the GPU's memory", kind="device_memcpy")
-
-
-def limits(device: str = "cpu") -> list[Bandwidth]:
-    """The reference speeds for a migration to `device` (measured, cached per process for the host)."""
-    out = [host_memcpy(), host_clone()]
-    kind = torch.device(device).type if device != "auto" else "cpu"
-    if kind == "cuda" and torch.cuda.is_available():
-        out += [h2d(device, pinned=True), h2d(device, pinned=False)]
-    return out
 
 
 # -- the rates decode and .to() are judged by (survey) ----------------------------------

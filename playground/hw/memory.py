@@ -124,7 +124,7 @@ def _nvml():
     if "mod" in _NVML_STATE:
         return _NVML_STATE["mod"], _NVML_STATE["reason"]
     try:
-        import pynvml
+        import pynvml  # deferred (optional): without nvidia-ml-py the page says so instead of failing to start
 
         pynvml.nvmlInit()
         _NVML_STATE.update(mod=pynvml, reason=None)
@@ -153,13 +153,6 @@ def _nvml_handle(nvml, ordinal: int):
 def nvml_module():
     """NVML, initialised once: (the pynvml module, None) or (None, why it cannot be used)."""
     return _nvml()
-
-
-def nvml_status() -> Said | None:
-    """For the VRAM panel: None if NVML works, else why it does not."""
-    if not torch.cuda.is_available():
-        return gpu_readings()[1]
-    return _nvml()[1]
 
 
 def memory_consistent(nvml_delta: int, reserved_delta: int, allocated_delta: int, slack: int = 64 * 2**20) -> bool:

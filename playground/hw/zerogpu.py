@@ -49,7 +49,7 @@ def status() -> ZeroGpuStatus:
     if flag.strip().lower() not in TRUTHY:
         return ZeroGpuStatus(False, f"{ENV_FLAG} is not set to a true value: not a ZeroGPU Space")
     try:
-        import spaces
+        import spaces  # deferred (optional): `spaces` exists on a Space, and importing it patches torch
     except ImportError as e:
         return ZeroGpuStatus(False, f"{ENV_FLAG}={flag} but the `spaces` package does not import ({e})")
     if not callable(getattr(spaces, "GPU", None)):
@@ -101,7 +101,7 @@ def gpu(fn: Callable | None = None, duration: int | Callable[..., int] | None = 
         return lambda f: gpu(f, duration=duration)
     if not active():
         return fn
-    import spaces
+    import spaces  # deferred (optional): imported only on ZeroGPU, where status() found it importable
 
     if duration is None:
         duration = tokens_duration(fn) if "max_new_tokens" in inspect.signature(fn).parameters else 60

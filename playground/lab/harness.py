@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorDeviceMismatchError, FakeTensorMode
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import threads
 from playground.core.errors import UserError
@@ -93,8 +95,6 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
 @functools.lru_cache(maxsize=1)
 def bundled():
     """The bundled model and tokenizer, loaded once per process (float32, CPU, eval mode)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     model = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, dtype=torch.float32).eval()
     return model, AutoTokenizer.from_pretrained(BUNDLED_DIR)
 
@@ -192,8 +192,6 @@ def run_fix(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
 
 
 def row(name: str, x: torch.Tensor) -> TensorRow:
-    from torch._subclasses.fake_tensor import FakeTensor
-
     return TensorRow(name, str(x.device), str(x.dtype).removeprefix("torch."), list(x.shape),
                      isinstance(x, FakeTensor))
 
@@ -236,8 +234,6 @@ def fake_copy(model, mode, device: str = FAKE, left_behind: str | None = None):
 
 def half_moved_model(model=None):
     """A fake copy of `model` (default: the bundled one) on fake cuda:0 with its first block left on the CPU."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     model = model if model is not None else bundled()[0]
     name, _ = blocks(model)
     return fake_copy(model, FakeTensorMode(allow_non_fake_inputs=True), FAKE, left_behind=f"{name}.0")
@@ -258,8 +254,6 @@ def simulated(r: BreakResult, key: str = "sim.fake_cuda", differs: str = "sim.fa
 
 def expect_device_error(r: BreakResult) -> None:
     """A fake run must fail on PyTorch's device check; anything else is a limit of the simulation."""
-    from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError
-
     exc = getattr(r, "exc", None)
     if exc is None or isinstance(exc, FakeTensorDeviceMismatchError) or "same device" in str(exc):
         return

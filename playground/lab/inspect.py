@@ -27,6 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 
 from playground.core.errors import UserError
 
@@ -65,8 +66,6 @@ class InspectReport:
 
 
 def _is_fake(x: torch.Tensor) -> bool:
-    from torch._subclasses.fake_tensor import FakeTensor
-
     return isinstance(x, FakeTensor)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 from playground.core.i18n import t
+from playground.core.markdown import table
 from playground.core.units import fmt_bytes
 from playground.lab.diagnose import DiagnoseResult
 from playground.lab.inspect import InspectReport
@@ -58,27 +59,25 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
             out.append(f"<sub>{html.escape(r.real_gpu_how.text(lang))}</sub>\n")
     if r.tensors:
         out.append(f"\n**{t('ui.tensors', lang)}**\n")
-        out.append(f"| {t('ui.name', lang)} | {t('ui.device', lang)} | {t('ui.dtype', lang)} | {t('ui.shape', lang)} |"
-                   "\n|---|---|---|---|")
-        for row in r.tensors:
-            dev = t("ui.fake_device", lang, device=row.device) if row.fake else row.device
-            out.append(f"| `{html.escape(row.name)}` | {dev} | {row.dtype} | {list(row.shape)} |")
+        head = [t(k, lang) for k in ("ui.name", "ui.device", "ui.dtype", "ui.shape")]
+        out.append(table(head, [(f"`{html.escape(row.name)}`",
+                                 t("ui.fake_device", lang, device=row.device) if row.fake else row.device,
+                                 row.dtype, list(row.shape)) for row in r.tensors]))
     out.append(f"\n**{t('ui.what', lang)}:** {r.explanation.text(lang) if r.explanation else ''}\n")
     if r.measured:
-        out.append(f"**{t('ui.measured', lang)}**\n\n| {t('ui.quantity', lang)} | {t('ui.value', lang)} |\n|---|---|")
+        rows = []
         for k, v in r.measured.items():
             shown = fmt_bytes(v) if k.endswith("_bytes") and isinstance(v, int) else v
             key = labels.get(k)
             label = f"{t(key, lang)} <sub><code>{k}</code></sub>" if key else f"<code>{k}</code>"
-            out.append(f"| {label} | {html.escape(str(shown))} |")
-        out.append("")
+            rows.append((label, html.escape(str(shown))))
+        out += [f"**{t('ui.measured', lang)}**\n\n" + table([t("ui.quantity", lang), t("ui.value", lang)], rows), ""]
     if r.findings:
         out.append(f"**{t('ui.findings', lang)}:** " + " ".join(f"**{html.escape(f.text(lang))}**"
                                                                for f in r.findings) + "\n")
     if r.hf_device_map:
-        out.append(f"**{t('ui.device_map', lang)}**\n\n| {t('ui.name', lang)} | {t('ui.device', lang)} |\n|---|---|")
-        out.extend(f"| {html.escape(k)} | {html.escape(v)} |" for k, v in r.hf_device_map.items())
-        out.append("")
+        rows = [(html.escape(k), html.escape(v)) for k, v in r.hf_device_map.items()]
+        out += [f"**{t('ui.device_map', lang)}**\n\n" + table([t("ui.name", lang), t("ui.device", lang)], rows), ""]
     if r.flagged_modules:
         out.append(f"**{t('ui.flagged', lang, n=len(r.flagged_modules))}:** "
                    + ", ".join(f"`{html.escape(m)}`" for m in r.flagged_modules) + "\n")
@@ -130,38 +129,34 @@ def inspect_markdown(report: InspectReport, lang: str = "en", max_rows: int = 30
     if report.fake:
         out.append(f"\n_{t('ui.fake_note', lang)}_")
     out.append(f"\n#### {t('ui.summary', lang)}\n")
-    out.append(f"| {t('ui.device', lang)} | {t('ui.dtype', lang)} | {t('ui.tensors_n', lang)} | "
-               f"{t('ui.params', lang)} | {t('ui.bytes', lang)} |\n|---|---|---:|---:|---:|")
-    for s in report.summary:
-        out.append(f"| {_cell(s['device'])} | {_cell(s['dtype'])} | {s['tensors']} | {s['elements']:,} | "
-                   f"{fmt_bytes(s['bytes'])} |")
+    head = [t(k, lang) for k in ("ui.device", "ui.dtype", "ui.tensors_n", "ui.params", "ui.bytes")]
+    out.append(table(head, [(_cell(s["device"]), _cell(s["dtype"]), s["tensors"], f"{s['elements']:,}",
+                             fmt_bytes(s["bytes"])) for s in report.summary], "llrrr"))
     if report.flagged:
         out.append(f"\n**⚠ {t('ui.flagged', lang, n=len(report.flagged))}**")
     else:
         out.append(f"\n{t('ui.flagged_none', lang)}")
     out.append(f"\n#### {t('ui.modules', lang)}\n")
-    out.append(f"| {t('ui.flag', lang)} | {t('ui.module', lang)} | {t('ui.device', lang)} | {t('ui.dtype', lang)} | "
-               f"{t('ui.params', lang)} | {t('ui.buffers', lang)} | {t('ui.bytes', lang)} |\n"
-               "|---|---|---|---|---:|---:|---:|")
+    head = [t(k, lang) for k in ("ui.flag", "ui.module", "ui.device", "ui.dtype", "ui.params", "ui.buffers", "ui.bytes")]
     ordered = [r for r in report.rows if r.flags] + [r for r in report.rows if not r.flags]
+    rows = []
     for r in ordered[:max_rows]:
         flag = "⚠ " + "; ".join(flag_text(f, lang) for f in r.flags) if r.flags else ""
         name = f"**{_cell(r.name or '(root)')}**" if r.flags else _cell(r.name or "(root)")
         tied = f" ({_cell('; '.join(r.shared))})" if r.shared else ""
-        out.append(f"| {flag} | {name} <sub>{_cell(r.kind)}</sub>{tied} | {_cell(', '.join(r.devices))} | "
-                   f"{_cell(', '.join(r.dtypes))} | {r.params:,} | {r.buffers:,} | {fmt_bytes(r.bytes)} |")
+        rows.append((flag, f"{name} <sub>{_cell(r.kind)}</sub>{tied}", _cell(", ".join(r.devices)),
+                     _cell(", ".join(r.dtypes)), f"{r.params:,}", f"{r.buffers:,}", fmt_bytes(r.bytes)))
+    out.append(table(head, rows, "llllrrr"))
     if len(ordered) > max_rows:
         out.append(f"\n_{t('ui.rows_cut', lang, shown=max_rows, total=len(ordered))}_")
     out.append(f"\n#### {t('ui.counts', lang)}\n")
-    out.append(f"| {t('ui.count_api', lang)} | {t('ui.count_n', lang)} |\n|---|---:|")
-    for k, v in report.counts.items():
-        out.append(f"| `model.{k}` | {v} |")
+    out.append(table([t("ui.count_api", lang), t("ui.count_n", lang)],
+                     [(f"`model.{k}`", v) for k, v in report.counts.items()], "lr"))
     out.append(f"\n{t('inspect.counts_note', lang)}")
     for group in report.tied:
         out.append(f"\n- {t('inspect.tied', lang, names=', '.join(f'`{n}`' for n in group))}")
     if report.hf_device_map:
         out.append(f"\n#### {t('ui.device_map', lang)}\n")
-        out.append(f"| {t('ui.module', lang)} | {t('ui.device', lang)} |\n|---|---|")
-        for k, v in report.hf_device_map.items():
-            out.append(f"| {_cell(k)} | {_cell(v)} |")
+        out.append(table([t("ui.module", lang), t("ui.device", lang)],
+                         [(_cell(k), _cell(v)) for k, v in report.hf_device_map.items()]))
     return "\n".join(out) + "\n"

@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from huggingface_hub import constants, try_to_load_from_cache
+from transformers import AutoConfig
+
 from playground.core import settings
 from playground.core.errors import UserError, shown
 from playground.core.i18n import t
 from playground.core.paths import ASSETS, BUNDLED_DIR, BUNDLED_NAME, by_role
-from playground.load import checkpoint, hub, synthetic
+from playground.load import checkpoint, synthetic
 
 HUB_MODELS = ("distilgpt2", "gpt2", "HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct")
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
@@ -67,8 +70,6 @@ class ModelSource:
 def allowed_roots() -> list[Path]:
     """Folders a local model may be read from: the bundled models, the Hugging Face cache,
     the synthetic models' folder, and any listed in PLAYGROUND_MODEL_DIRS."""
-    from huggingface_hub import constants
-
     return [r.resolve() for r in (ASSETS, Path(constants.HF_HUB_CACHE), *settings.read().model_dirs, synthetic.root())]
 
 
@@ -114,17 +115,9 @@ def _local_source(model: str) -> ModelSource:
 
 
 # -- the Hub (playground.load.hub: the endpoint, the cache, the download) ----------------
-def hub_reachable(timeout: float = 2.0) -> tuple[bool, object]:
-    """Can a TCP connection be opened to the Hub (HF_ENDPOINT's scheme, host and port)? Checked before
-    any download, because huggingface_hub retries for ~25 s before giving up when there is no network."""
-    return hub.reachable(timeout)
-
-
 def hub_cached(repo_id: str) -> Path | None:
     """The cached snapshot folder holding a Hub model's config.json, or None (its weights may not be
     there yet: `playground.load.hub.cached` says whether the whole snapshot is)."""
-    from huggingface_hub import try_to_load_from_cache
-
     hit = try_to_load_from_cache(repo_id, "config.json")
     return Path(hit).parent if isinstance(hit, str) else None
 
@@ -145,8 +138,6 @@ class ModelConfig:
 def read_config(src: ModelSource) -> ModelConfig:
     """The model's config with no weights read: local config.json, the synthetic spec, or
     the Hugging Face cache (never the network)."""
-    from transformers import AutoConfig
-
     try:
         if src.kind == "synthetic":
             built = synthetic.is_built(src.name)

@@ -18,6 +18,9 @@ import re
 from dataclasses import asdict, dataclass, field
 
 import torch
+from accelerate import init_empty_weights
+from accelerate.utils import calculate_maximum_sizes
+from transformers import AutoConfig, AutoModelForCausalLM
 
 from playground.core import settings
 from playground.core.errors import UserError
@@ -62,9 +65,6 @@ def vram_free(index: int) -> int:
 # -- building on meta ----------------------------------------------------------
 def meta_model(config, dtype: torch.dtype):
     """The causal LM built on the meta device in `dtype`, LM head tied as from_pretrained ties it."""
-    from accelerate import init_empty_weights
-    from transformers import AutoModelForCausalLM
-
     config = copy.deepcopy(config)  # from_config(dtype=...) writes the dtype into the config it gets
     with init_empty_weights():
         model = AutoModelForCausalLM.from_config(config, dtype=dtype, trust_remote_code=False)
@@ -105,8 +105,6 @@ def meta_facts(config, dtype: torch.dtype) -> MetaFacts:
 
 @functools.lru_cache(maxsize=64)
 def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFacts:
-    from transformers import AutoConfig
-
     cfg_dict = json.loads(config_json)
     config = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
     m = meta_model(config, getattr(torch, dtype_name.replace("torch.", "")))
@@ -118,8 +116,6 @@ def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFac
 
 def sizes(model) -> tuple[int, int, list[str]]:
     """(total bytes, largest layer bytes, its names) by Accelerate's own accounting."""
-    from accelerate.utils import calculate_maximum_sizes
-
     total, (largest, names) = calculate_maximum_sizes(model)
     return int(total), int(largest), list(names)
 
@@ -141,6 +137,8 @@ def kv_bytes_per_token(config, dtype: torch.dtype) -> int:
 
 
 def context_length(config) -> int | None:
+    """The most tokens the model attends over, from its config (GPT-2 names it `n_positions`), or None.
+    The one reading of it: the estimate, the load report, the context check before a generation."""
     return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
 
 

@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlparse
 
+from huggingface_hub import constants, hf_hub_download, snapshot_download, try_to_load_from_cache
+from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+from tqdm.std import tqdm
+
 from playground.core.errors import UserError
 from playground.core.i18n import Said, said
 from playground.core.paths import BUNDLED_NAME
@@ -49,8 +53,6 @@ class Fetched:
 
 def endpoint() -> tuple[str, str, int]:
     """(scheme, host, port) of the Hub huggingface_hub talks to (HF_ENDPOINT, or huggingface.co)."""
-    from huggingface_hub import constants
-
     url = urlparse(constants.ENDPOINT)
     scheme = url.scheme or "https"
     return scheme, url.hostname or "huggingface.co", url.port or (443 if scheme == "https" else 80)
@@ -58,8 +60,6 @@ def endpoint() -> tuple[str, str, int]:
 
 def offline() -> bool:
     """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE), exactly as huggingface_hub reads it."""
-    from huggingface_hub import constants
-
     return constants.is_offline_mode()
 
 
@@ -79,8 +79,6 @@ def reachable(timeout: float = 2.0) -> tuple[bool, Said | str]:
 def cached(repo_id: str) -> Path | None:
     """The cached snapshot folder of `repo_id` with config.json and safetensors weights, or None.
     No network: huggingface_hub checks the cached tree listing, when it has one, for missing files."""
-    from huggingface_hub import snapshot_download
-
     try:
         folder = Path(snapshot_download(repo_id, allow_patterns=FILES, ignore_patterns=SKIP, local_files_only=True))
     except Exception:  # not cached, or cached incompletely: LocalEntryNotFoundError, IncompleteSnapshotError
@@ -91,8 +89,6 @@ def cached(repo_id: str) -> Path | None:
 def config_folder(repo_id: str) -> Path:
     """The cache folder holding `repo_id`'s config.json, downloading that file alone when it is not
     cached (a few KB): what the memory check reads before any weight is fetched."""
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
-
     hit = try_to_load_from_cache(repo_id, "config.json")
     if isinstance(hit, str):
         return Path(hit).parent
@@ -118,7 +114,6 @@ def fetch(repo_id: str, progress: Bytes | None = None, blobs_before: set[Path] |
     ok, why = reachable()
     if not ok:
         raise UserError.of("err.hub_offline", ref=repo_id, why=why, bundled=BUNDLED_NAME)
-    from huggingface_hub import snapshot_download
 
     try:
         # A dry run first (the repo's file list and one HEAD per file): how many bytes are coming, so
@@ -134,8 +129,6 @@ def fetch(repo_id: str, progress: Bytes | None = None, blobs_before: set[Path] |
 
 def blobs(repo_id: str) -> set[Path]:
     """The files `repo_id` has in the Hugging Face cache now (its blobs), to tell later what came down."""
-    from huggingface_hub import constants
-
     folder = Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--")) / "blobs"
     return {p.resolve() for p in folder.iterdir()} if folder.is_dir() else set()
 
@@ -150,8 +143,6 @@ def _count(folder: Path) -> int:
 
 def _download_error(repo_id: str, e: Exception) -> UserError:
     """What went wrong, said so that the visitor can act; the model already loaded is untouched."""
-    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
-
     if isinstance(e, GatedRepoError):
         return UserError.of("err.hub_gated", ref=repo_id)
     if isinstance(e, (RepositoryNotFoundError, RevisionNotFoundError)):
@@ -164,8 +155,6 @@ def _bars(progress: Bytes | None, total: int):
     """A tqdm class for snapshot_download that hands its byte count to `progress` (at most 10 times a
     second, and at the end). huggingface_hub makes one bar per kind of byte (received, written) and one
     for the file count; for a plain HTTP download the byte bars move together."""
-    from tqdm.std import tqdm
-
     lock = threading.Lock()
     seen = {"done": 0, "at": 0.0}
 

@@ -31,11 +31,13 @@ Safety: `trust_remote_code` is never enabled and weights load only from safetens
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
@@ -132,7 +134,6 @@ class Plan:
     device: DeviceInfo
     dtype: Dtype
     config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
-    local_files_only: bool  # always True: a Hub model is downloaded by `prepare`, never by from_pretrained
     estimate_phase: PhaseReport
     build_phase: PhaseReport | None = None  # a synthetic checkpoint written (or rewritten) for this load
     tokenizer: object | None = None  # loaded by the checks, from the files on disk
@@ -158,13 +159,11 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     # The check builds the model on the meta device (shapes, no data), which also imports
     # the architecture's code: timed here, reported as the "estimate" phase.
     progress(0.02, phrase("progress.estimate"))
-    before = memory.snapshot()
-    t0 = time.perf_counter()
-    cfg = catalog.read_config(src)
-    est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
-    note = said("phase.estimate", need=fmt_bytes(est.required_bytes), avail=fmt_bytes(est.available_bytes),
-                where=est.available_source)
-    phase = _phase("estimate", time.perf_counter() - t0, before, memory.snapshot(), note)
+    with _timed("estimate") as phase:
+        cfg = catalog.read_config(src)
+        est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
+        phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
+                          avail=fmt_bytes(est.available_bytes), where=est.available_source)
     download, build, folder = None, None, src.ref
     if src.kind == "hub":
         download, folder = _download(src, progress, blobs, dl_before, configured - started)
@@ -172,7 +171,7 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         build = _build_phase(src, progress)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, True, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
+    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
                 download_phase=download, folder=folder)
 
 
@@ -207,23 +206,21 @@ def _build_phase(src: ModelSource, progress: Progress) -> PhaseReport | None:
     why = synthetic.problem(src.name)
     if why is None:
         return None
-    before = memory.snapshot()
-    t0 = time.perf_counter()
-    try:
-        synthetic.ensure(src.name, progress=progress)
-    except UserError as e:
-        if why.key == "synth.why.first":
-            raise
-        raise UserError.of("err.damaged_rebuild", name=src.name, why=why, error=e.said) from None
-    return _phase("build", time.perf_counter() - t0, before, memory.snapshot(), said("phase.build", why=why))
+    with _timed("build") as phase:
+        try:
+            synthetic.ensure(src.name, progress=progress)
+        except UserError as e:
+            if why.key == "synth.why.first":
+                raise
+            raise UserError.of("err.damaged_rebuild", name=src.name, why=why, error=e.said) from None
+    phase.note = said("phase.build", why=why)
+    return phase
 
 
 def _checked_tokenizer(src: ModelSource, folder: str):
     """The checks that need the files (a Hub model's are in its cached snapshot by now): every
     safetensors file complete, a tokenizer's vocabulary there and the tokenizer loaded
     (from_pretrained would fail on either after the unload)."""
-    from transformers import AutoTokenizer
-
     checkpoint.check_folder(Path(folder))
     checkpoint.check_tokenizer(Path(folder))
     try:
@@ -234,11 +231,10 @@ def _checked_tokenizer(src: ModelSource, folder: str):
 
 def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
     src, dev = plan.source, plan.device
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
-    common = dict(trust_remote_code=False, local_files_only=plan.local_files_only)
+    # never the network: a Hub model was downloaded by `prepare`
+    common = dict(trust_remote_code=False, local_files_only=True)
     progress(0.12, phrase("progress.tokenizer"))
     try:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
@@ -254,62 +250,55 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     # Python code lazily, on first use: seconds of `import`, once per process, that
     # would otherwise be billed to "loading from disk".
     progress(0.15, phrase("progress.import"))
-    before = memory.snapshot()
-    t0 = time.perf_counter()
-    try:
-        config = plan.config if plan.config is not None else AutoConfig.from_pretrained(ref, **common)
-        model_class = AutoModelForCausalLM._model_mapping[type(config)]
-    except KeyError:
-        raise UserError.of("err.not_causal", name=src.name, model_type=getattr(config, "model_type", "?")) from None
-    except Exception as e:
-        raise _load_error(src, e) from None
-    phases.append(_phase("import", time.perf_counter() - t0, before, memory.snapshot(),
-                         said("phase.import", cls=model_class.__name__)))
+    with _timed("import", phases) as imported:
+        try:
+            config = plan.config if plan.config is not None else AutoConfig.from_pretrained(ref, **common)
+            model_class = AutoModelForCausalLM._model_mapping[type(config)]
+        except KeyError:
+            raise UserError.of("err.not_causal", name=src.name,
+                               model_type=getattr(config, "model_type", "?")) from None
+        except Exception as e:
+            raise _load_error(src, e) from None
+    imported.note = said("phase.import", cls=model_class.__name__)
 
     # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
     progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
-    before = memory.snapshot()
-    t0 = time.perf_counter()
-    failure = None
-    try:
-        # config= spares a second parse of config.json; from_pretrained deep-copies it
-        model = AutoModelForCausalLM.from_pretrained(ref, config=config, **kwargs)
-    except Exception as e:
-        failure = _load_error(src, e)
-    if failure is not None:  # raised out here, not chained to the error whose frames hold the half-loaded model
-        memory.release_memory()
-        raise failure
-    devices.sync("auto" if dev.id == "auto" else "cpu")
-    phases.append(_phase("load", time.perf_counter() - t0, before, memory.snapshot()))
+    with _timed("load", phases):
+        failure = None
+        try:
+            # config= spares a second parse of config.json; from_pretrained deep-copies it
+            model = AutoModelForCausalLM.from_pretrained(ref, config=config, **kwargs)
+        except Exception as e:
+            failure = _load_error(src, e)
+        if failure is not None:  # raised out here, not chained to the error whose frames hold the half-loaded model
+            memory.release_memory()
+            raise failure
+        devices.sync("auto" if dev.id == "auto" else "cpu")
 
     # The migration, model.to(device).
     progress(0.7, phrase("progress.migrate", device=dev.id))
-    before = memory.snapshot()
-    if dev.id == "auto":
-        migrate_s = 0.0
+    if dev.id == "auto":  # placed by from_pretrained already: nothing to move, nothing to time
+        before = memory.snapshot()
         code, fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
+        moved = _phase("migrate", 0.0, before, memory.snapshot())
+        phases.append(moved)
     else:
         first = next(model.parameters())
         ptr_before, dev_before = first.data_ptr(), first.device
-        devices.sync(dev.id)
-        t0 = time.perf_counter()
-        model.to(dev.id)
-        devices.sync(dev.id)
-        migrate_s = time.perf_counter() - t0
+        with _timed("migrate", phases, sync=dev.id) as moved:
+            model.to(dev.id)
         first = next(model.parameters())
         # Same data_ptr and device after .to(): Tensor.to returned the tensor itself, nothing copied.
         if first.data_ptr() == ptr_before and first.device == dev_before:
             code, fields = "noop", {"device": str(dev_before)}
         else:
             code, fields = "copied", {"src": str(dev_before), "dst": str(first.device)}
-    phases.append(_phase("migrate", migrate_s, before, memory.snapshot(), said(f"note.migrate.{code}", **fields)))
+    moved.note = said(f"note.migrate.{code}", **fields)
 
     # eval() flips `training` on every submodule: dropout off. Moves nothing.
     progress(0.9, phrase("progress.eval"))
-    before = memory.snapshot()
-    t0 = time.perf_counter()
-    model.eval()
-    phases.append(_phase("eval", time.perf_counter() - t0, before, memory.snapshot(), said("phase.eval")))
+    with _timed("eval", phases, said("phase.eval")):
+        model.eval()
 
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
@@ -317,6 +306,28 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     progress(1.0, phrase("progress.loaded"))
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=str(model.get_input_embeddings().weight.device))
+
+
+@contextmanager
+def _timed(name: str, into: list[PhaseReport] | None = None, note: Said | None = None,
+           sync: str | None = None) -> Iterator[PhaseReport]:
+    """Time the block as the phase `name`: memory read, the clock started; at its end the clock stopped,
+    memory read. `sync`: a device whose queued work is waited for before each clock reading (a GPU runs
+    asynchronously). Yields the report, complete (and added to `into`) once the block ends without raising."""
+    before = memory.snapshot()
+    phase = _phase(name, 0.0, before, before, note)
+    if sync is not None:
+        devices.sync(sync)
+    t0 = time.perf_counter()
+    yield phase
+    if sync is not None:
+        devices.sync(sync)
+    phase.seconds = time.perf_counter() - t0
+    after = memory.snapshot()
+    phase.rss_after, phase.available_after = after.rss, after.available
+    phase.vram_after = [asdict(g) for g in after.gpus]
+    if into is not None:
+        into.append(phase)
 
 
 def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memory.MemorySnapshot,
@@ -354,7 +365,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
         placement=_placement(params),
         file_backed_bytes=migration.file_backed_bytes(model),
-        context_length=getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None),
+        context_length=estimate.context_length(model.config),
         hint=devices.hint(dev, plan.dtype),
         label=said("label.synthetic") if src.kind == "synthetic" else None,
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,

@@ -45,6 +45,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
+from accelerate import init_empty_weights
+from safetensors.torch import save_file
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import leftovers, settings
 from playground.core.errors import UserError
@@ -150,8 +153,6 @@ def check_allowed(name: str) -> None:
 
 def config(name: str):
     """The transformers config for a synthetic model, vocabulary matched to the bundled tokenizer."""
-    from transformers import AutoConfig
-
     _check_name(name)
     spec = dict(CONFIGS[name])
     model_type = spec.pop("model_type")
@@ -162,8 +163,6 @@ def config(name: str):
 
 @functools.lru_cache(maxsize=1)  # loading the tokenizer costs ~20 ms; every synthetic load asked again
 def _bundled_vocab() -> tuple[int, int | None, int | None]:
-    from transformers import AutoTokenizer
-
     tok = AutoTokenizer.from_pretrained(BUNDLED_DIR, local_files_only=True)
     return len(tok), tok.bos_token_id, tok.eos_token_id
 
@@ -222,7 +221,7 @@ def _forget_frames(e: BaseException) -> None:
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock between processes (POSIX flock; a no-op where fcntl is absent)."""
     try:
-        import fcntl
+        import fcntl  # deferred (optional): POSIX only; Windows has no fcntl
     except ImportError:  # Windows: the thread lock still serialises this process
         yield
         return
@@ -235,9 +234,6 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 
 def _build(name: str, out: Path, progress: Progress) -> None:
-    from accelerate import init_empty_weights
-    from transformers import AutoModelForCausalLM
-
     progress(0.0, phrase("progress.synth_build", name=name))
     cfg = config(name)
     with init_empty_weights():  # shapes only: no memory, no init yet
@@ -302,8 +298,6 @@ def _post_order(module, prefix: str = "") -> Iterator[tuple[str, object]]:
 
 def _write(model, tmp: Path, progress: Progress, name: str) -> None:
     """config.json, generation_config.json and the weights, in shards of at most SHARD_BYTES."""
-    from safetensors.torch import save_file
-
     state = model.state_dict()
     tied = set(getattr(model, "all_tied_weights_keys", {}) or {})  # targets: lm_head.weight -> stored as the embedding
     seen: set[int] = set()

@@ -319,23 +319,3 @@ def export(rows, folder: str | Path, stem: str = "compare") -> dict[str, Path]:
     paths["csv"].write_text(to_csv(rows), encoding="utf-8")
     paths["json"].write_text(to_json(rows), encoding="utf-8")
     return paths
-
-
-def read_csv(text: str) -> list[dict]:
-    """Read an exported CSV back: numbers as numbers, empty cells as None."""
-    out = []
-    for rec in csv.DictReader(io.StringIO(text)):
-        row = {}
-        for k, v in rec.items():
-            if v == "":
-                row[k] = None
-                continue
-            try:
-                row[k] = int(v)
-            except ValueError:
-                try:
-                    row[k] = float(v)
-                except ValueError:
-                    row[k] = v
-        out.append(row)
-    return out

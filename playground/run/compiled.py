@@ -57,6 +57,8 @@ from transformers.pytorch_utils import Conv1D
 
 from playground.core.i18n import phrase
 from playground.hw import devices
+from playground.load.estimate import context_length
+from playground.run.generation import eos_ids, finish_reason
 
 MIN_CACHE = 64
 Progress = Callable[[float, str], None]
@@ -123,6 +125,7 @@ def _options(device: str) -> dict:
         opts["post_grad_fusion_options"] = {"decompose_mm_pass": {"cpu_max_other_dimension_decomposition": big}}
         # The pass reads its CPU limit into a module constant when first imported (default 2048,
         # narrower than an MLP or an LM head): set it for this process too.
+        # deferred (start-up): torch._inductor takes ~1.5 s to import, and only a compiled run needs it.
         from torch._inductor.fx_passes import decompose_mem_bound_mm
 
         decompose_mem_bound_mm.cpu_max_other_dimension_decomposition = big
@@ -186,16 +189,15 @@ def _compile(entry: _Compiled, model, weights: dict, cache, ids: torch.Tensor, d
     return time.perf_counter() - t0
 
 
-def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int, eos: set[int] | None = None,
+def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int,
         progress: Progress | None = None) -> CompiledRun:
     """Greedy decoding with the compiled step: compile (timed apart, only the first time for this
     model and cache length), then an eager prefill into the static cache, then one compiled step per
-    token. Stops at an end-of-sequence id in `eos`, as generate() does."""
+    token. Stops at any of the model's end ids (`generation.eos_ids`), as generate() does."""
     ids = tokenizer(prompt, return_tensors="pt")["input_ids"].to(device)
     n_prompt = int(ids.shape[-1])
-    context = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
-    length = cache_len_for(n_prompt, max_new_tokens, context)
-    eos = eos or set()
+    length = cache_len_for(n_prompt, max_new_tokens, context_length(model.config))
+    eos = eos_ids(model)
     entry = compiled_for(model, device)
     weights = decode_layout(model, device)
     compile_seconds = 0.0
@@ -217,13 +219,11 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int, eos: se
         times = [time.perf_counter() - t_start]
         prefill = times[0]
         pos = torch.tensor([n_prompt], device=ids.device)
-        finish = "eos" if out[0] in eos else "length"
-        while finish == "length" and len(out) < max_new_tokens:
+        while out[-1] not in eos and len(out) < max_new_tokens:
             tok = entry.step(model, weights, tok, pos, cache)
             out.append(int(tok[0, 0]))
             times.append(time.perf_counter() - t_start)
             pos = pos + 1
-            if out[-1] in eos:
-                finish = "eos"
     del weights
-    return CompiledRun(out, n_prompt, length, compile_seconds, prefill, times, finish)
+    return CompiledRun(out, n_prompt, length, compile_seconds, prefill, times,
+                       finish_reason(out, eos, max_new_tokens, False))

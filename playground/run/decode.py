@@ -36,15 +36,13 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 import torch
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
 from playground.core import threads
 from playground.core.inputs import GenerationParams
 from playground.hw import devices
 from playground.run import generation
 from playground.run.generation import GenerationStats
-
-ENGINES = ("generate()", "manual loop (KV cache)", "manual loop (no cache)")
-
 
 @dataclass
 class DecodeStats(GenerationStats):
@@ -69,18 +67,7 @@ def profile(token_seconds: list[float]) -> dict:
                 p90=s[min(len(s) - 1, int(0.9 * len(s)))], first=token_seconds[0], last=token_seconds[-1])
 
 
-def _eos_ids(model, tokenizer) -> set[int]:
-    eos = model.generation_config.eos_token_id
-    if eos is None:
-        eos = tokenizer.eos_token_id
-    if eos is None:
-        return set()
-    return set(eos) if isinstance(eos, (list, tuple)) else {int(eos)}
-
-
 def _warpers(params: GenerationParams) -> list:
-    from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
-
     out = [TemperatureLogitsWarper(params.temperature)] if params.temperature != 1.0 else []
     if params.top_p < 1.0:
         out.append(TopPLogitsWarper(params.top_p))
@@ -106,6 +93,15 @@ def stream(
                            stop, name="decode-loop")
 
 
+def stream_engine(engine: str, model, tokenizer, device: str, prompt: str, params: GenerationParams,
+                  stop: threading.Event | None = None) -> Iterator[tuple[str, GenerationStats]]:
+    """The updates of the engine named `engine` (one of `generation.ENGINES`): generate() through the token
+    streamer, or this loop with the KV cache ("manual") or without it ("manual-nocache")."""
+    if engine == "generate":
+        return generation.stream(model, tokenizer, device, prompt, params, stop=stop)
+    return stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=engine == "manual")
+
+
 def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, stop: threading.Event,
           use_cache: bool, min_interval: float) -> Iterator[tuple[str, DecodeStats]]:
     inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template)
@@ -113,10 +109,10 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     mask = inputs.get("attention_mask")
     greedy = params.temperature == 0
     warpers = [] if greedy else _warpers(params)
-    eos = _eos_ids(model, tokenizer)
+    eos = generation.eos_ids(model)
     # generate() computes logits for the last position only, when the model accepts logits_to_keep
     keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
-    stats = DecodeStats(engine=ENGINES[1] if use_cache else ENGINES[2], greedy=greedy, use_cache=use_cache,
+    stats = DecodeStats(engine="manual" if use_cache else "manual-nocache", greedy=greedy, use_cache=use_cache,
                         prompt_tokens=int(ids.shape[-1]),
                         chat_template_applied=generation.applies_template(tokenizer, params.chat_template))
     torch.manual_seed(params.seed)
@@ -136,7 +132,6 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     last_yield = 0.0
     devices.sync(device)
     t_start = time.perf_counter()
-    finish = "length"
     while True:
         with torch.inference_mode():
             if not new:  # prefill: the whole prompt in one forward pass
@@ -157,33 +152,17 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
         seq = torch.cat([seq, nxt.reshape(1, 1).to(seq.device)], dim=-1)
         if mask is not None:
             mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=-1)
-        done = False
-        if tok in eos:
-            finish, done = "eos", True
-        elif len(new) >= params.max_new_tokens:
-            finish, done = "length", True
-        elif stop.is_set():
-            finish, done = "stopped", True
+        done = tok in eos or len(new) >= params.max_new_tokens or stop.is_set()
         if done or now - last_yield >= min_interval:
             last_yield = now
-            _fill(stats, new, times, t_start, now)
+            generation.fill(stats, times, t_start, now)
+            stats.token_ids, stats.token_seconds = list(new), step_seconds(times)
             if done:
                 break
             # a copy, as generation.stream yields: a consumer that keeps updates must not see them change
             yield tokenizer.decode(new, skip_special_tokens=True), replace(stats)
-    stats.finish_reason = finish
+    stats.finish_reason = generation.finish_reason(new, eos, params.max_new_tokens, stop.is_set())
     yield tokenizer.decode(new, skip_special_tokens=True), stats
-
-
-def _fill(stats: DecodeStats, new: list[int], times: list[float], t_start: float, now: float) -> None:
-    stats.new_tokens = len(new)
-    stats.token_ids = list(new)
-    stats.total_seconds = now - t_start
-    stats.ttft_seconds = times[0] - t_start
-    stats.decode_seconds = times[-1] - times[0]
-    stats.token_seconds = step_seconds(times)
-    if len(new) > 1 and stats.decode_seconds > 0:
-        stats.tokens_per_second = (len(new) - 1) / stats.decode_seconds
 
 
 def run(model, tokenizer, device: str, prompt: str, params: GenerationParams, use_cache: bool = True,
@@ -193,34 +172,3 @@ def run(model, tokenizer, device: str, prompt: str, params: GenerationParams, us
     for text, stats in stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=use_cache, min_interval=1e9):
         pass
     return text, stats
-
-
-def compare_engines(model, tokenizer, device: str, prompt: str, params: GenerationParams,
-                    stop: threading.Event | None = None) -> list[dict]:
-    """generate(), the manual loop with the KV cache and without it, on the same prompt and params.
-    One row each: prefill/TTFT, decode rate with its count, per-token decode time profile."""
-    stop = stop or threading.Event()
-    rows = []
-    text = stats = None
-    for text, stats in generation.stream(model, tokenizer, device, prompt, params, stop=threading.Event(), min_interval=1e9):
-        pass
-    stamps = getattr(stats, "token_times", None)  # present once generation.stream records them
-    rows.append(_row(ENGINES[0], text, stats, stats.ttft_seconds, step_seconds(stamps) if stamps else None))
-    for use_cache in (True, False):
-        if stop.is_set():
-            break
-        text, st = run(model, tokenizer, device, prompt, params, use_cache=use_cache, stop=stop)
-        rows.append(_row(st.engine, text, st, st.prefill_seconds, st.token_seconds))
-    base = rows[0]["text"]
-    for r in rows:
-        r["same_text_as_generate"] = r["text"] == base
-    return rows
-
-
-def _row(engine: str, text: str, stats: GenerationStats, prefill: float | None, steps: list[float] | None) -> dict:
-    return dict(
-        engine=engine, text=text, prompt_tokens=stats.prompt_tokens, new_tokens=stats.new_tokens,
-        prefill_seconds=prefill, ttft_seconds=stats.ttft_seconds, decode_seconds=stats.decode_seconds,
-        tokens_per_second=stats.tokens_per_second, finish_reason=stats.finish_reason,
-        token_seconds=steps, token_profile=profile(steps) if steps else None,
-    )

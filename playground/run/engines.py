@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from playground.core import threads
 from playground.core.errors import UserError
@@ -46,7 +47,6 @@ from playground.run import compiled, decode, generation
 from playground.run.generation import TokenStreamer
 
 PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
-COMPILED = "static cache + torch.compile"
 Progress = Callable[[float, str], None]
 
 
@@ -89,14 +89,6 @@ class EnginesReport:
 
     def to_dict(self) -> dict:
         return plain(asdict(self))
-
-
-def eos_ids(model, tokenizer) -> set[int]:
-    eos = model.generation_config.eos_token_id
-    eos = tokenizer.eos_token_id if eos is None else eos
-    if eos is None:
-        return set()
-    return set(eos) if isinstance(eos, (list, tuple)) else {int(eos)}
 
 
 def generate_ids(model, tokenizer, device: str, prompt: str, n: int) -> tuple[list[int], list[float], int]:
@@ -145,8 +137,6 @@ def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> d
     """Where generate()'s time goes: `n` greedy tokens under torch.profiler, the time of the matrix
     multiplications (the operators that read the weights) against the whole run, and the rate they read
     at (weight bytes x forward passes / their time). On a GPU their device time is counted."""
-    from torch.profiler import ProfilerActivity, profile
-
     on_gpu = torch.device(device).type == "cuda"
     enc = tokenizer(prompt, return_tensors="pt").to(device)
     kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,
@@ -179,7 +169,7 @@ def limit_of(row: EngineRow, prof: dict, read_gbps: float) -> Said:
     take most of the time) or per-token overhead (everything else does)."""
     if not row.tokens_per_second:
         return said("eng.limit.unknown")
-    fields = dict(engine=row.engine, share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
+    fields = dict(engine=said(f"engine.{row.engine}"), share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
                   rate=f"{prof['matmul_gbps'] or 0:.1f}", read=f"{read_gbps:.1f}",
                   others=", ".join(f"`{o['op']}` {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
     return said("eng.limit.bandwidth" if prof["matmul_share"] >= 0.5 else "eng.limit.overhead", **fields)
@@ -196,10 +186,10 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     bound = read.gbps * 1e9 / weights
     llc = bandwidth.last_level_cache_bytes()
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
-    eos = eos_ids(model, tokenizer)
     say(0.05, phrase("eng.progress.generate"))
     ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
-    rows = [make_row(decode.ENGINES[0], ref, stamps, None, bound, finish="eos" if ref and ref[-1] in eos else "length")]
+    finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
+    rows = [make_row("generate", ref, stamps, None, bound, finish=finish)]
     say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
@@ -231,10 +221,10 @@ def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | N
         progress(0.6, phrase("eng.progress.compiled"))
     try:
         r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
-                        eos_ids(model, tokenizer), progress, name="engine")
+                        progress, name="engine")
     except Exception as e:  # torch.compile's own failure (a missing compiler, an unsupported model), quoted
         compiled.forget()
         raise UserError.of("err.compile_failed", error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from e
-    report.rows.append(make_row(COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
+    report.rows.append(make_row(generation.COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
                             report.bound_tokens_per_second, r.compile_seconds, r.finish_reason))
     return report

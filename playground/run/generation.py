@@ -34,13 +34,19 @@ from transformers.generation.streamers import BaseStreamer
 
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
+from playground.load.estimate import context_length
 
 _DONE = object()
+
+# Every decode engine by its one name: the API's `engine=` takes these three, each result carries its
+# engine's name (`engine`), and the page's words for them are the i18n keys `engine.<name>`.
+ENGINES = ("generate", "manual", "manual-nocache")  # generate() here; the manual loop in playground.run.decode
+COMPILED = "compiled"  # the Speed tab's fourth: a static cache under torch.compile (playground.run.compiled)
 
 
 @dataclass
 class GenerationStats:
-    engine: str = "generate()"
+    engine: str = "generate"  # one of ENGINES
     prompt_tokens: int = 0
     new_tokens: int = 0
     ttft_seconds: float | None = None
@@ -61,6 +67,19 @@ class GenerationStats:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def fill(stats: GenerationStats, stamps: list[float], t_start: float, now: float) -> None:
+    """The figures so far, every engine's, from each new token's arrival (`stamps`, perf_counter seconds)
+    and the call's start: new tokens (one stamp each), TTFT (first - start), decode seconds (last - first),
+    decode tokens/s = (new tokens - 1) / decode seconds, total (now - start)."""
+    stats.new_tokens = len(stamps)
+    stats.total_seconds = now - t_start
+    if stamps:
+        stats.ttft_seconds = stamps[0] - t_start
+        stats.decode_seconds = stamps[-1] - stamps[0]
+        if len(stamps) > 1 and stats.decode_seconds > 0:
+            stats.tokens_per_second = (len(stamps) - 1) / stats.decode_seconds
 
 
 class TokenStreamer(BaseStreamer):
@@ -96,9 +115,23 @@ class StopOnEvent(StoppingCriteria):
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
 
 
-def context_length(model) -> int | None:
-    cfg = model.config
-    return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+def eos_ids(model) -> frozenset[int]:
+    """The ids generate() stops at: `generation_config.eos_token_id`, one id or a list (Llama-3 and Qwen
+    instruct models list several: end of text, end of turn). Every engine stops at these."""
+    eos = model.generation_config.eos_token_id
+    if eos is None:
+        return frozenset()
+    return frozenset(int(i) for i in eos) if isinstance(eos, (list, tuple)) else frozenset({int(eos)})
+
+
+def finish_reason(ids: list[int], eos: frozenset[int], budget: int, stop_requested: bool) -> str:
+    """Why a generation of `ids` ended: "eos" (its last token is any of the end ids), "length" (the budget
+    was spent) or "stopped" (the stop event, before either)."""
+    if ids and ids[-1] in eos:
+        return "eos"
+    if len(ids) >= budget:
+        return "length"
+    return "stopped" if stop_requested else "length"
 
 
 def applies_template(tokenizer, chat_template: bool) -> bool:
@@ -118,14 +151,14 @@ def prompt_ids(tokenizer, prompt: str, chat_template: bool = True) -> dict:
 
 def room(tokenizer, model, prompt: str, chat_template: bool = True) -> tuple[int, int | None]:
     """(prompt tokens, context length or None): what the prompt leaves of the context for new tokens."""
-    return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model)
+    return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model.config)
 
 
 def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat_template: bool = True) -> dict:
     """Tokenise on the CPU, check the context fits, move the inputs to the model's device."""
     enc = prompt_ids(tokenizer, prompt, chat_template)
     n = int(enc["input_ids"].shape[-1])
-    ctx = context_length(model)
+    ctx = context_length(model.config)
     if n == 0:
         raise UserError.of("err.no_tokens")
     if ctx is not None and n >= ctx:
@@ -180,12 +213,11 @@ def stream(
     t_start = time.perf_counter()
     thread = threading.Thread(target=work, name="generate", daemon=True)
     thread.start()
-    t_first = t_last = None
-    stamps: list[float] = []
+    stamps: list[float] = []  # each new token's arrival (the streamer's perf_counter reading)
     last_yield = 0.0
     shown = 0  # tokens in the last update
     stopped_early = False
-    eos = tokenizer.eos_token_id
+    eos = eos_ids(model)
     try:
         while True:
             due = last_yield + min_interval
@@ -210,13 +242,11 @@ def stream(
                     break
                 ids.append(item[0])
                 stamps.append(item[1])
-                if t_first is None:
-                    t_first = item[1]
-                t_last = item[1]
             now = time.perf_counter()
             if done or (len(ids) > shown and now >= due):
                 last_yield, shown = now, len(ids)
-                _fill(stats, streamer, ids, t_start, t_first, t_last, now)
+                stats.prompt_tokens = streamer.prompt_tokens
+                fill(stats, stamps, t_start, now)
                 stats.token_times = [x - t_start for x in stamps]
                 if done:
                     stopped_early = stop.is_set()
@@ -228,25 +258,5 @@ def stream(
         thread.join()
     if error:
         raise error[0]
-    stats.finish_reason = _finish_reason(ids, eos, params.max_new_tokens, stopped_early)
+    stats.finish_reason = finish_reason(ids, eos, params.max_new_tokens, stopped_early)
     yield tokenizer.decode(ids, skip_special_tokens=True), stats
-
-
-def _finish_reason(ids: list[int], eos, budget: int, stop_requested: bool) -> str:
-    if ids and eos is not None and ids[-1] == eos:
-        return "eos"
-    if len(ids) >= budget:
-        return "length"
-    return "stopped" if stop_requested else "length"
-
-
-def _fill(stats: GenerationStats, streamer: TokenStreamer, ids: list[int], t_start: float,
-          t_first: float | None, t_last: float | None, now: float) -> None:
-    stats.prompt_tokens = streamer.prompt_tokens
-    stats.new_tokens = len(ids)
-    stats.total_seconds = now - t_start
-    if t_first is not None:
-        stats.ttft_seconds = t_first - t_start
-        stats.decode_seconds = (t_last or t_first) - t_first
-        if len(ids) > 1 and stats.decode_seconds > 0:
-            stats.tokens_per_second = (len(ids) - 1) / stats.decode_seconds

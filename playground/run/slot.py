@@ -1,8 +1,8 @@
 """The one loaded-model slot, shared by every visitor, behind its lock.
 
-A process holds one model at a time: a shared Space has a few GB of RAM, and two
-models loaded side by side would make every figure on the page wrong. Loading
-and generating both take the slot's lock, so a load waits for a running
+The slot holds one model at a time: a shared Space has a few GB of RAM, and two
+visitors' models loaded side by side would make every figure on the page wrong.
+Loading and generating both take the slot's lock, so a load waits for a running
 generation to finish (it never swaps the model under it), and a generation never
 sees a half-loaded model. The UI, the API and the CLI all go through its methods;
 none of them touches the lock or the tables.
@@ -23,7 +23,10 @@ What can only fail after the unload (`from_pretrained` itself) loads that model 
 the error says so: a visitor's failed load never leaves the others with no model. At
 shutdown, `close()` stops every run through its stop event and refuses new ones.
 
-This is the only global mutable state in the playground.
+This is the one model the visitors share, not the only state the process keeps: the
+lab's own copy of the small bundled model (`lab.harness.bundled`), the compiled step
+(`run.compiled`), locks and caches are listed with what they hold and why in
+tests/test_globals.py, which fails on any module-level state it does not list.
 """
 
 from __future__ import annotations
@@ -44,8 +47,7 @@ from playground.hw.sampler import Sampler, marking_progress
 from playground.load import loader
 from playground.load.catalog import ModelSource
 from playground.run import compiled, decode, generation
-
-ENGINES = ("generate", "manual", "manual-nocache")
+from playground.run.generation import ENGINES
 
 
 def check_engine(engine: object) -> str:
@@ -112,13 +114,6 @@ class ModelSlot:
         a load must not swap it meanwhile. Yields None when nothing is loaded."""
         with self._lock:
             yield self._loaded
-
-    @contextmanager
-    def emptied(self) -> Iterator[None]:
-        """Hold the slot with no model in it, e.g. while Compare loads its own models one by one."""
-        with self._lock:
-            self._unload()
-            yield
 
     @contextmanager
     def lent(self, progress: loader.Progress | None = None) -> Iterator["Return"]:
@@ -249,11 +244,7 @@ class ModelSlot:
             if lm is None:
                 raise UserError.of("err.unloaded")
             made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
-            if engine == "generate":
-                updates = generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
-            else:
-                updates = decode.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
-                                        use_cache=engine == "manual")
+            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
             sampler = Sampler(hz=15)
             self._gen_timeline = sampler  # readable while it runs: the last update draws it
             with sampler:

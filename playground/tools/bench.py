@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
 from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.paths import REPO
@@ -207,8 +209,6 @@ def cold_start(runs: int, log=lambda msg: None) -> dict:
 # ---------------------------------------------------------------- the whole bench
 
 def machine() -> dict:
-    import torch
-
     return dict(cpu=devices.cpu_name(), cores=os.cpu_count(), torch_threads=torch.get_num_threads(),
                 bf16_native=devices.cpu_native_bf16(), versions=report.versions())
 

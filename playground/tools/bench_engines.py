@@ -53,19 +53,16 @@ def _manual(lm, n: int) -> tuple[list[int], float | None]:
 
 
 def _compiled(lm, n: int) -> compiled.CompiledRun:
-    return threads.run(compiled.run, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n,
-                       engines.eos_ids(lm.model, lm.tokenizer), name="bench-compiled")
+    return threads.run(compiled.run, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n, name="bench-compiled")
 
 
 def profile_steps(lm, n: int, rows: int = 14) -> str:
     """torch.profiler over one compiled run of `n` tokens (the same `n` as the timed runs, so the same
     static-cache length: compiled already): the operators' self CPU time, largest first. The eager
     prefill shows up as its own aten operators; everything in the compiled graph is one row per kernel."""
-    from torch.profiler import ProfilerActivity, profile
-
     def work() -> str:
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            compiled.run(lm.model, lm.tokenizer, lm.device, engines.PROMPT, n, engines.eos_ids(lm.model, lm.tokenizer))
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled.run(lm.model, lm.tokenizer, lm.device, engines.PROMPT, n)
         return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
     return threads.run(work, name="bench-profile")

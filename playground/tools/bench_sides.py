@@ -21,6 +21,7 @@ import threading
 import time
 
 import psutil
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import inputs
 from playground.hw import memory
@@ -88,8 +89,6 @@ class PeakRSS:
 
 def bare_run(path: str, device: str, dtype: str, prompt: str, n: int) -> dict:
     """The plainest Transformers code for the same work."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     memory.release_memory()
     with PeakRSS() as mem:
         t0 = time.perf_counter()

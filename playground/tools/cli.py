@@ -32,6 +32,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -77,8 +78,8 @@ def _report_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_report_command(args: argparse.Namespace) -> int:
-    # Imported here, not at the top: torch and Transformers take seconds to import, and a
-    # usage error (or --help) answers at once.
+    # deferred (start-up): it imports torch and Transformers, which take seconds; a usage error (or --help)
+    # answers at once.
     from playground.tools import report
 
     progress = None if args.json else (lambda frac, desc: print(f"[{frac:4.0%}] {desc}", file=sys.stderr))
@@ -87,7 +88,7 @@ def _run_report_command(args: argparse.Namespace) -> int:
                             max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                             top_p=args.top_p, seed=args.seed, progress=progress)
     if args.json:
-        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.write(json.dumps(result.to_dict()) + "\n")
     else:
         sys.stdout.write(report.format_report(result) + "\n")
     sys.stdout.flush()
@@ -103,8 +104,8 @@ def _selfcheck_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_selfcheck_command(args: argparse.Namespace) -> int:
-    # Imported here, not at the top: torch and Transformers take seconds to import, and a
-    # usage error (or --help) answers at once.
+    # deferred (start-up): it imports torch and Transformers, which take seconds; a usage error (or --help)
+    # answers at once.
     from playground.tools import selfcheck
 
     device = selfcheck.parse_device(args.device)
@@ -126,12 +127,11 @@ COMMANDS: dict[str, Command] = {
 
 def quiet_libraries() -> None:
     """No progress bars, no advisory warnings: the output is the report."""
-    import warnings
-
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     warnings.filterwarnings("ignore")
     try:
+        # deferred (start-up): Transformers takes seconds to import, and --help answers without it.
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()

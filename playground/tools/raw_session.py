@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import uuid
 
+import httpx
+
 
 class RawSession:
     """One visitor speaking Gradio's queue protocol directly, as the page's JavaScript does:
@@ -19,8 +21,6 @@ class RawSession:
     gradio_client will not (an event the app keeps private, a JSON body written by hand)."""
 
     def __init__(self, url: str, session_hash: str | None = None, timeout: float = 300) -> None:
-        import httpx
-
         self.url = url if url.endswith("/") else url + "/"
         self.session_hash = session_hash or uuid.uuid4().hex[:11]
         self.http = httpx.Client(timeout=timeout)

@@ -131,7 +131,7 @@ def run(device: str | None = None) -> dict:
     if not (TESTS / "conftest.py").is_file():
         raise UserError("the self-check runs the repository's device tests (tests/), which this copy does not "
                         "have: run it in a clone of the repository")
-    import pytest
+    import pytest  # deferred (optional): a test requirement, absent from a Space; checked just above
 
     collector = Collector()
     t0 = time.perf_counter()

@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from gradio_client import Client
+
 from playground.core.paths import BUNDLED_NAME as BUNDLED
 from playground.tools.raw_session import RawSession
 from playground.tools.server import log_exceptions, server_pid, start_server, stop_server
@@ -63,8 +65,6 @@ class Soak:
 
     # -- one visitor's requests
     def _client(self):
-        from gradio_client import Client
-
         return Client(self.url, verbose=False)
 
     def _fail(self, kind: str, e: BaseException | str) -> None:

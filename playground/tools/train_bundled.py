@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
 from playground.core.paths import ASSETS, BUNDLED_DIR
 
 CORPUS_DIR = ASSETS / "corpus"
@@ -91,7 +93,7 @@ def download_sdist(dest: Path) -> Path:
 
 
 def train_tokenizer(train_text: str):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    # deferred (start-up): Transformers takes seconds to import; --help answers without it.
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -123,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=MODEL_DIR)
     args = ap.parse_args(argv)
 
+    # deferred (start-up): torch and Transformers take seconds to import; --help and a bad argument answer first.
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 

@@ -7,10 +7,13 @@ with units, and the bound column says which limit a row is up against.
 
 from __future__ import annotations
 
+import pandas as pd
+
+from playground.core import markdown
 from playground.core.i18n import in_lang, t
 from playground.core.units import fmt_bytes
 from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP
-from playground.web.views import secs
+from playground.run.render import secs
 
 # (column of the frame, words of the chart's title); the x axis is the pair, in the table's order
 CHARTS = (("load_s", "cmp.chart.load"), ("migrate_s", "cmp.chart.migrate"), ("ttft_s", "cmp.chart.ttft"),
@@ -23,8 +26,6 @@ def _dicts(rows) -> list[dict]:
 
 def frame(rows):
     """One line per pair, in the table's order, with the charts' columns."""
-    import pandas as pd
-
     data = []
     for d in _dicts(rows):
         d["peak_rss_MiB"] = (d.get("peak_rss") or 0) / 2**20
@@ -58,7 +59,7 @@ def _bound(d: dict, lang: str) -> str:
 def table(rows, lang: str = "en") -> str:
     head = [t(f"cmp.col.{c}", lang) for c in ("pair", "status", "runs", "load", "migrate", "ttft", "rate", "bound",
                                                 "rss", "weights")]
-    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
+    cells = []
     label = None
     for r in rows:
         label = label or getattr(r, "label", None)
@@ -74,11 +75,11 @@ def table(rows, lang: str = "en") -> str:
                        lambda v: f"{v:.1f}")
         if d.get("decode_tokens_per_s"):
             rate += " · " + t("cmp.tokens_cell", lang, n=d.get("decode_tokens"))
-        lines.append(f"| {d['pair']} | {status} | {runs} | {f('load_s')} | {f('migrate_s')} | {ttft} | {rate} | "
-                     f"{_bound(d, lang)} | {fmt_bytes(d.get('peak_rss'))} | {fmt_bytes(d.get('weights_bytes'))} |")
+        cells.append((d["pair"], status, runs, f("load_s"), f("migrate_s"), ttft, rate, _bound(d, lang),
+                      fmt_bytes(d.get("peak_rss")), fmt_bytes(d.get("weights_bytes"))))
     notes = [t("cmp.repeat", lang, warmup=WARMUP, runs=RUNS), t("cmp.bound.explain", lang, limit=MEMORY_BOUND)]
     warn = "> ⚠️ " + label.text(lang) + "\n\n" if label else ""
-    return warn + "\n".join(lines) + "\n\n" + "\n\n".join(notes)
+    return warn + markdown.table(head, cells, "lllrrrrlrr") + "\n\n" + "\n\n".join(notes)
 
 
 def returned_markdown(back, lang: str = "en") -> str:

@@ -10,6 +10,7 @@ measures anything; the views render what comes back.
 from __future__ import annotations
 
 import html
+from contextlib import contextmanager
 from typing import Iterator
 
 from playground.web import exports  # noqa: F401  (first: it points Gradio's temporary folder inside its own)
@@ -38,6 +39,16 @@ def error(e: UserError, lang: object = "en") -> gr.Error:
     return gr.Error(html.escape(e.text(lang), quote=False), title=t("ui.error", lang), print_exception=False)
 
 
+@contextmanager
+def gr_errors(lang: object = "en") -> Iterator[None]:
+    """The edge's one conversion: a UserError raised inside the block leaves it as `error(e, lang)`
+    (the page's language; the API's English by default), not chained to the UserError."""
+    try:
+        yield
+    except UserError as e:
+        raise error(e, lang) from None
+
+
 def session_of(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or ""
 
@@ -50,10 +61,8 @@ def page_lang(lang: object) -> str:
 
 def load_model(model: str, device: str, dtype: str) -> dict:
     """Load a model: from_pretrained onto the CPU, then model.to(device), then eval(); returns the timed report."""
-    try:
+    with gr_errors():
         return SLOT.load(*loader.parse(model, device, dtype)).to_dict()
-    except UserError as e:
-        raise error(e) from None
 
 
 @zerogpu.gpu
@@ -77,11 +86,9 @@ def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
     """Stream a continuation of the prompt; each update is (text so far, stats so far). temperature 0 is greedy.
     When the tokenizer has a chat template the prompt goes in as the user's message; the stats say so
     (`chat_template_applied`). (Five arguments, as every script sends them: the raw-prompt switch is the page's.)"""
-    try:
+    with gr_errors():
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
         yield from generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session_of(request))
-    except UserError as e:
-        raise error(e) from None
 
 
 def break_it_scenarios() -> list[dict]:
@@ -91,18 +98,14 @@ def break_it_scenarios() -> list[dict]:
 
 def break_it(scenario: str) -> dict:
     """Run one mistake on the loaded model (or the bundled one), live, then its fix."""
-    try:
+    with gr_errors():
         return run_lab(scenarios.get(scenario)).to_dict()
-    except UserError as e:
-        raise error(e) from None
 
 
 def diagnose_error(text: str) -> dict:
     """Name the mistake(s) behind a pasted traceback or error line, best first, with explanations."""
-    try:
+    with gr_errors():
         return diagnose.diagnose(inputs.check_diagnose_text(text)).to_dict()
-    except UserError as e:
-        raise error(e) from None
 
 
 def _estimate(model: object, dtype: object, device: object = "cpu") -> sizing.Estimate:
@@ -113,10 +116,8 @@ def _estimate(model: object, dtype: object, device: object = "cpu") -> sizing.Es
 
 def estimate(model: str, dtype: str) -> dict:
     """Size a model from its config alone (built on the meta device), and say whether it fits here."""
-    try:
+    with gr_errors():
         return _estimate(model, dtype).to_dict()
-    except UserError as e:
-        raise error(e) from None
 
 
 def _compare_request(model: object, pairs: object, max_new_tokens: object):
@@ -125,11 +126,9 @@ def _compare_request(model: object, pairs: object, max_new_tokens: object):
 
 def compare(model: str, pairs: list[str], max_new_tokens: int) -> list[dict]:
     """Run each 'device/dtype' pair through load, migrate, one prompt and greedy tokens; one row per pair."""
-    try:
+    with gr_errors():
         src, todo, n = _compare_request(model, pairs, max_new_tokens)
         return [r.to_dict() for r in matrix.run(src, todo, n, slot=SLOT)]
-    except UserError as e:
-        raise error(e) from None
 
 
 def run_lab(sc: harness.Scenario):
@@ -147,10 +146,8 @@ def run_lab(sc: harness.Scenario):
 def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress()):
     """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then)."""
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         report = SLOT.load(*loader.parse(model, device, dtype), progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
-    except UserError as e:
-        raise error(e, lang) from None
     timeline = ui_timeline_data()
     return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang),
             *ui_timeline(timeline, lang), report, timeline)
@@ -204,22 +201,18 @@ def ui_timeline(data: tuple | None, lang: str) -> tuple:
 
 
 def ui_estimate(model: str, device: str, dtype: str, lang: str):
-    try:
+    with gr_errors(lang):
         est = _estimate(model, dtype, device)
-    except UserError as e:
-        raise error(e, lang) from None
     return views.estimate_markdown(est, page_lang(lang)), est
 
 
 def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         src, todo, n = _compare_request(model, pairs, max_new_tokens)
         with SLOT.session("compare:" + session_of(request)) as stop:
             rows = matrix.run(src, todo, n, slot=SLOT, stop=stop,
                               progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
-    except UserError as e:
-        raise error(e, lang) from None
     paths = matrix.export(rows, exports.new_folder())
     result = (list(rows), rows.returned)
     return (*relang_compare(lang, result), [str(paths["csv"]), str(paths["json"])],
@@ -257,7 +250,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
     stats, the lab result and the timeline."""
     lang = page_lang(lang)
     skip = gr.skip()
-    try:
+    with gr_errors(lang):
         if break_on:
             # The output box, the stats and the code to copy belong to a generation: a lab run clears them.
             sc = scenarios.get(mistake)
@@ -281,8 +274,6 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
         snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")))
         timeline = ui_timeline_data()
         yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline)
-    except UserError as e:
-        raise error(e, lang) from None
 
 
 def relang_stats(lang: str, d: dict | None) -> str:
@@ -352,10 +343,8 @@ def ui_inspect(which: str, lang: str):
 
 
 def ui_diagnose(text: str, lang: str):
-    try:
+    with gr_errors(lang):
         found = diagnose.diagnose(inputs.check_diagnose_text(text))
-    except UserError as e:
-        raise error(e, lang) from None
     return render.diagnose_markdown(found, page_lang(lang)), found
 
 
@@ -375,10 +364,8 @@ def fact_checks() -> list[dict]:
 
 def fact_check(claim: str) -> dict:
     """One claim from the tutorials, decided now: claim_en, claim_zh, source, verdict, evidence_en/zh, live."""
-    try:
+    with gr_errors():
         return factcheck.check(factcheck.get(claim)).to_dict()
-    except UserError as e:
-        raise error(e) from None
 
 
 def ui_scripts(mistake: str) -> tuple[str, str]:
@@ -389,10 +376,8 @@ def ui_scripts(mistake: str) -> tuple[str, str]:
 
 def ui_fact_check(claim: str, lang: str) -> tuple[str, list]:
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         results = [factcheck.check(factcheck.get(claim))]
-    except UserError as e:
-        raise error(e, lang) from None
     return facts_render.many(results, lang), results
 
 

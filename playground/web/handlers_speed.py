@@ -11,7 +11,9 @@ data (sentences still `Said`) so that a language switch re-renders it.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
+from typing import Iterator
 
 import gradio as gr
 
@@ -21,10 +23,11 @@ from playground.core.i18n import in_lang, plain, said, t
 from playground.hw import bandwidth as rates, devices, pcie, zerogpu
 from playground.hw.devices import DeviceInfo
 from playground.load import migration
+from playground.load.loader import LoadedModel
 from playground.run import engines as decode_engines, kvcache
 from playground.run.slot import SLOT
 from playground.web import views_speed as views
-from playground.web.handlers import error, page_lang
+from playground.web.handlers import gr_errors, page_lang
 
 ENGINE_MAX_TOKENS = 256  # the cache-less loop costs O(n^2): beyond this it takes minutes on a big model
 KV_TOKENS = 256  # how far the KV-cache measurement decodes (less where the context is shorter)
@@ -59,9 +62,16 @@ def on_this_host(devs: list[DeviceInfo]) -> list[DeviceInfo]:
         DeviceInfo(id="cuda", kind="cuda", available=False, name="ZeroGPU", reason=said("speed.zerogpu"))]
 
 
-def check_measurable(lm) -> None:
-    if zerogpu.active() and not lm.device.startswith("cpu"):
-        raise UserError.of("err.zerogpu_speed", device=lm.device)
+@contextmanager
+def measurable() -> Iterator[LoadedModel]:
+    """Hold the slot (no load swaps the model while it is measured) and yield its model; refused when none
+    is loaded, or when it sits on ZeroGPU's GPU, which exists only inside a `@spaces.GPU` call."""
+    with SLOT.held() as lm:
+        if lm is None:
+            raise UserError.of("err.not_loaded")
+        if zerogpu.active() and not lm.device.startswith("cpu"):
+            raise UserError.of("err.zerogpu_speed", device=lm.device)
+        yield lm
 
 
 def measure_bandwidth() -> dict:
@@ -79,10 +89,7 @@ def measure_bandwidth() -> dict:
 
 
 def measure_kv() -> dict:
-    with SLOT.held() as lm:
-        if lm is None:
-            raise UserError.of("err.not_loaded")
-        check_measurable(lm)
+    with measurable() as lm:
         n_prompt = len(lm.tokenizer(decode_engines.PROMPT)["input_ids"])
         ctx = lm.report.context_length or (n_prompt + KV_TOKENS)
         new = max(2, min(KV_TOKENS, ctx - n_prompt))
@@ -92,10 +99,7 @@ def measure_kv() -> dict:
 
 
 def run_engines(n: int, with_compiled: bool, progress=None) -> decode_engines.EnginesReport:
-    with SLOT.held() as lm:
-        if lm is None:
-            raise UserError.of("err.not_loaded")
-        check_measurable(lm)
+    with measurable() as lm:
         return decode_engines.run(lm.model, lm.tokenizer, lm.device, n, with_compiled, lm.report.model,
                                   progress=progress)
 
@@ -105,48 +109,38 @@ def run_engines(n: int, with_compiled: bool, progress=None) -> decode_engines.En
 def bandwidth() -> dict:
     """Measure now: host memcpy, streaming-read and float32->bfloat16 cast rates; each GPU's pinned and
     pageable copies both ways with its PCIe link (or why there is none); the loaded model's .to() beside them."""
-    try:
+    with gr_errors():
         return plain(measure_bandwidth())
-    except UserError as e:
-        raise error(e) from None
 
 
 def kv_growth() -> dict:
     """The loaded model's KV cache, read from the real cache object at several lengths, against the
     estimate (2 x layers x KV heads x head dim x dtype bytes per token), and the time per step with and without it."""
-    try:
+    with gr_errors():
         return measure_kv()
-    except UserError as e:
-        raise error(e) from None
 
 
 def engines(max_new_tokens: int, compiled: bool = False) -> list[dict]:
     """generate(), the manual loop with and without the KV cache, and (compiled=True) a static cache under
     torch.compile, on the loaded model: one row each, against the memory-bandwidth bound."""
-    try:
+    with gr_errors():
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(compiled, "compiled")
         return plain(run_engines(n, c).to_dict()["rows"])
-    except UserError as e:
-        raise error(e) from None
 
 
 # ---------------------------------------------------------------- page events
 
 def ui_bandwidth(lang: str):
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         d = measure_bandwidth()
-    except UserError as e:
-        raise error(e, lang) from None
     return views.bandwidth_markdown(d, lang), d
 
 
 def ui_kv(lang: str):
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         g = measure_kv()
-    except UserError as e:
-        raise error(e, lang) from None
     return (views.kv_markdown(g, lang), *views.kv_plots(g, lang), g)
 
 
@@ -154,14 +148,11 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
     """Yields (markdown, data): the engines that need no compiling first, then the compiled one, its
     compile phase announced while it runs. The slot is held throughout: the model cannot change between."""
     lang = page_lang(lang)
-    try:
+    with gr_errors(lang):
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(with_compiled, "compiled")
         yield t("speed.running", lang), gr.skip()
         say = (lambda f, d: progress(f, desc=in_lang(d, lang)))
-        with SLOT.held() as lm:
-            if lm is None:
-                raise UserError.of("err.not_loaded")
-            check_measurable(lm)
+        with measurable() as lm:
             report = decode_engines.run(lm.model, lm.tokenizer, lm.device, n, False, lm.report.model, progress=say)
             d = asdict(report)
             if c:
@@ -173,8 +164,6 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
                 except UserError as e:  # the other engines' rows stand; the reason is kept with them
                     d = dict(asdict(report), compile_error=e.said)
         yield views.engines_markdown(d, lang), d
-    except UserError as e:
-        raise error(e, lang) from None
 
 
 def rerender(lang: str, bw: dict | None, kv: dict | None, eng: dict | None) -> list:

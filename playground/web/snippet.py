@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from huggingface_hub import constants
+
 from playground.core import settings
 from playground.core.inputs import GenerationParams
 from playground.core.paths import ASSETS, REPO
@@ -78,8 +80,6 @@ def model_lines(src: ModelSource) -> list[str]:
 
 def _hub_id(path: Path) -> str | None:
     """'org/name' for a snapshot folder of the Hugging Face cache (models--org--name/snapshots/<commit>)."""
-    from huggingface_hub import constants
-
     cache = Path(constants.HF_HUB_CACHE).expanduser().resolve()
     try:
         parts = path.relative_to(cache).parts

@@ -11,7 +11,9 @@ import gradio as gr
 import pandas as pd
 
 from playground.core.i18n import Said, t
+from playground.core.markdown import table
 from playground.core.units import fmt_bytes
+from playground.run.generation import COMPILED
 
 
 def _say(x: object, lang: str) -> str:
@@ -33,23 +35,23 @@ def _ms(s: float | None) -> str:
 def bandwidth_markdown(d: dict, lang: str = "en") -> str:
     cpu = d["cpu"]
     head = [t(k, lang) for k in ("bw.head.rate", "bw.head.value", "bw.head.how", "bw.head.bounds")]
-    rows = ["| " + " | ".join(head) + " |", "|---|---:|---|---|"]
+    rows = []
     llc = fmt_bytes(cpu["last_level_cache_bytes"]) if cpu.get("last_level_cache_bytes") else "?"
     for kind, how_fields, bound in (
         ("read", dict(size=fmt_bytes(cpu["read"]["bytes"]), threads=cpu["threads"], llc=llc), "bw.bounds.read"),
         ("memcpy", dict(size=fmt_bytes(cpu["memcpy"]["bytes"])), "bw.bounds.memcpy"),
         ("cast", dict(size=fmt_bytes(cpu["cast"]["bytes"]), per_gb=f"{1 / cpu['cast']['gbps']:.2f}"), "bw.bounds.cast"),
     ):
-        rows.append(f"| CPU: {t('bw.kind.' + kind, lang)} | {_gbps(cpu[kind])} | {t('bw.how.' + kind, lang, **how_fields)} "
-                    f"| {t(bound, lang)} |")
+        rows.append((f"CPU: {t('bw.kind.' + kind, lang)}", _gbps(cpu[kind]), t("bw.how." + kind, lang, **how_fields),
+                     t(bound, lang)))
     for g in d["gpu"]["devices"]:
         for kind, bound in (("h2d_pageable", "bw.bounds.h2d_pageable"), ("h2d_pinned", "bw.bounds.h2d_pinned"),
                             ("d2h_pageable", "bw.bounds.d2h"), ("d2h_pinned", "bw.bounds.d2h")):
             if kind in g:
-                rows.append(f"| {g['device']}: {t('bw.kind.' + kind, lang)} | {_gbps(g[kind])} | "
-                            f"{t('bw.how.gpu', lang, size=fmt_bytes(g[kind]['bytes']))} | {t(bound, lang)} |")
-        rows.append(f"| {g['device']}: {t('bw.kind.read', lang)} | {_gbps(g['read'])} | `sum()` | {t('bw.bounds.read', lang)} |")
-    out = rows + [""]
+                rows.append((f"{g['device']}: {t('bw.kind.' + kind, lang)}", _gbps(g[kind]),
+                             t("bw.how.gpu", lang, size=fmt_bytes(g[kind]["bytes"])), t(bound, lang)))
+        rows.append((f"{g['device']}: {t('bw.kind.read', lang)}", _gbps(g["read"]), "`sum()`", t("bw.bounds.read", lang)))
+    out = [table(head, rows, "lrll"), ""]
     if not d["gpu"]["devices"]:
         reasons = "; ".join(f"{k}: {_say(r, lang)}" for k, r in d["gpu"]["reasons"].items()) or "—"
         out.append(t("bw.gpu.none", lang, reason=reasons))
@@ -67,19 +69,13 @@ def bandwidth_markdown(d: dict, lang: str = "en") -> str:
 def gap_markdown(g: dict | None, lang: str = "en") -> str:
     if g is None:
         return t("bw.gap.none", lang)
-    lines = [f"{t('bw.gap.title', lang)}: `{g['model']}` → `{g['device']}` · `{g['dtype']}` · "
-             f"{fmt_bytes(g['weights_bytes'])}, {t('bw.gap.tensors', lang, n=g['tensors'])}", "",
-             f"| {t('bw.gap.head.what', lang)} | {t('bw.gap.head.time', lang)} |", "|---|---:|",
-             f"| {t('bw.gap.measured', lang)} | {_ms(g['measured_seconds'])} |",
-             f"| {t('bw.gap.predicted', lang)} | {_ms(g['predicted_seconds'])} |"]
-    if g.get("pinned_seconds") is not None:
-        lines.append(f"| {t('bw.gap.pinned', lang)} | {_ms(g['pinned_seconds'])} |")
-    if g.get("link_seconds") is not None:
-        lines.append(f"| {t('bw.gap.link', lang)} | {_ms(g['link_seconds'])} |")
-    lines.append(f"| {t('bw.gap.tutorial', lang)} | {_ms(g['tutorial_seconds'])} |")
-    if g.get("cast_seconds") is not None:
-        lines.append(f"| {t('bw.gap.cast', lang)} | {_ms(g['cast_seconds'])} |")
-    return "\n".join(lines + ["", _say(g["why"], lang)])
+    title = (f"{t('bw.gap.title', lang)}: `{g['model']}` → `{g['device']}` · `{g['dtype']}` · "
+             f"{fmt_bytes(g['weights_bytes'])}, {t('bw.gap.tensors', lang, n=g['tensors'])}")
+    # the measured time, then each prediction there is a rate for (pinned and link: a GPU's; cast: float32's)
+    rows = [(t(f"bw.gap.{k}", lang), _ms(g[f"{k}_seconds"]))
+            for k in ("measured", "predicted", "pinned", "link", "tutorial", "cast") if g.get(f"{k}_seconds") is not None]
+    head = [t("bw.gap.head.what", lang), t("bw.gap.head.time", lang)]
+    return "\n".join([title, "", table(head, rows, "lr"), "", _say(g["why"], lang)])
 
 
 # ---------------------------------------------------------------- the KV cache
@@ -92,13 +88,14 @@ def kv_markdown(g: dict, lang: str = "en") -> str:
     steps = {s["tokens"]: s for s in g["steps"]}
     head = [t(k, lang) for k in ("kv.head.tokens", "kv.head.measured", "kv.head.estimate", "kv.head.error",
                                  "kv.head.with", "kv.head.without")]
-    lines += ["| " + " | ".join(head) + " |", "|---:|---:|---:|---:|---:|---:|"]
+    rows = []
     for p in g["points"]:
         s = steps.get(p["tokens"])
         w = f"{s['with_cache_ms']:.2f} ms" if s else "—"
         wo = f"{s['without_cache_ms']:.2f} ms" if s else "—"
-        lines.append(f"| {p['tokens']} | {p['cache_bytes']:,} B | {p['estimate_bytes']:,} B | "
-                     f"{100 * p['error']:+.2f}% | {w} | {wo} |")
+        rows.append((p["tokens"], f"{p['cache_bytes']:,} B", f"{p['estimate_bytes']:,} B", f"{100 * p['error']:+.2f}%",
+                     w, wo))
+    lines.append(table(head, rows, "rrrrrr"))
     if len(g["steps"]) >= 2:
         a, b = g["steps"][0], g["steps"][-1]
         # The sentence must agree with these timings: it says the cost grows only where it did.
@@ -150,18 +147,18 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
         lines += ["", t("eng.in_cache", lang, size=fmt_bytes(r["weights_bytes"]), llc=fmt_bytes(r["last_level_cache_bytes"]))]
     head = [t(k, lang) for k in ("eng.head.engine", "eng.head.tokens", "eng.head.rate", "eng.head.same",
                                  "eng.head.compile", "eng.head.percent", "eng.head.overhead")]
-    lines += ["", "| " + " | ".join(head) + " |", "|---|---:|---:|---|---:|---:|---:|"]
+    rows = []
     for row in r["rows"]:
         same = (t("eng.same.yes", lang) if row["same_tokens_as_generate"]
                 else t("eng.same.no", lang, i=row["first_difference"]))
         rate = f"{row['tokens_per_second']:.1f}" if row["tokens_per_second"] else "—"
         pct = f"{row['percent_of_bound']:.0f}%" if row["percent_of_bound"] is not None else "—"
         over = f"{row['overhead_ms_per_token']:.2f} ms" if row["overhead_ms_per_token"] is not None else "—"
-        lines.append(f"| `{row['engine']}` | {row['new_tokens']} | {rate} | {same} | {row['compile_seconds']:.1f} s "
-                     f"| {pct} | {over} |")
-    lines += ["", _say(r["limit"], lang)]
+        rows.append((t("engine." + row["engine"], lang), row["new_tokens"], rate, same, f"{row['compile_seconds']:.1f} s",
+                     pct, over))
+    lines += ["", table(head, rows, "lrrlrrr"), "", _say(r["limit"], lang)]
     for row in r["rows"]:
-        if row["engine"].startswith("static cache"):
+        if row["engine"] == COMPILED:
             lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
     if r.get("compile_error"):
         lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]

@@ -21,7 +21,7 @@ from playground.core.i18n import TABLE
 from playground.core.paths import PACKAGE
 from playground.hw.sampler import PROGRESS_PHASES
 from playground.lab.factcheck.claim import VERDICTS
-from playground.run import decode, slot
+from playground.run import decode, generation
 
 PREFIXES = {p for area in i18n.AREAS for p in area.PREFIXES} | set(i18n.REGISTERED)
 KEY = re.compile(r"([a-z_]+)\.[\w.\-]+")
@@ -34,7 +34,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "note.migrate.{}": ("noop", "copied", "auto_hooks", "auto_single"),  # load/loader.py: LoadReport.migrate_code
     "cmp.col.{}": ("pair", "status", "runs", "load", "migrate", "ttft", "rate", "bound", "rss", "weights"),
     "cmp.status.{}": ("ok", "error", "refused", "stopped", "skipped", "pending"),  # run/compare.py: CompareRow.status
-    "engine.{}": slot.ENGINES,
+    "engine.{}": (*generation.ENGINES, generation.COMPILED),  # the page's engines, and the Speed tab's fourth
     "page.decoding.{}": ("sampled", "greedy", "custom"),  # web/views.py: decoding_choices
     "finish.{}": ("running", "length", "eos", "stopped"),  # run/generation.py: GenerationStats.finish_reason
     "stats.{}": tuple(k for k, v in decode.profile([0.1, 0.2]).items() if isinstance(v, float)),
@@ -44,6 +44,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "bw.kind.{}": ("read", "memcpy", "cast", "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned"),
     "bw.how.{}": ("read", "memcpy", "cast"),  # web/views_speed.py: the CPU's rows
     "fact.verdict.{}": tuple(v.replace(" ", "_") for v in VERDICTS),
+    "bw.gap.{}": ("measured", "predicted", "pinned", "link", "tutorial", "cast"),  # web/views_speed.py: gap_markdown
 }
 
 
@@ -158,7 +159,6 @@ ENGLISH_ONLY = {
     "tools/space.py": "python -m playground.space's output folder",
     "core/units.py": "parse_bytes reads PLAYGROUND_MEMORY_BUDGET at start-up only, and settings replaces its "
                      "error by its own line for the operator (settings.Malformed)",
-    "load/migration.py": "compare_placement: nothing but its own test calls it (issue 19 deletes it)",
 }
 
 

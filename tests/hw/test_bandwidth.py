@@ -11,10 +11,7 @@ def test_host_memcpy_is_a_plausible_measured_limit():
     assert bw.bytes == bandwidth.LIMIT_BYTES and bw.seconds > 0
     assert bw.gbps == pytest.approx(2 * bw.bytes / bw.seconds / 1e9)
     assert 0.5 < bw.gbps < 2000  # any real machine's RAM, from a phone to an HBM server
-    fresh = bandwidth.host_clone()
-    assert fresh.gbps < bw.gbps  # faulting in new pages costs more than copying into touched ones
-    print(f"\nhost memcpy {bw.gbps:.1f} GB/s, clone into fresh pages {fresh.gbps:.1f} GB/s "
-          f"({torch.get_num_threads()} threads)")
+    print(f"\nhost memcpy {bw.gbps:.1f} GB/s ({torch.get_num_threads()} threads)")
 
 
 def test_streaming_read_over_a_buffer_much_larger_than_the_caches():

@@ -34,9 +34,8 @@ def test_decode_layout_is_the_same_weights_in_out_in_order(bundled):
 @pytest.fixture(scope="module")
 def two_runs(bundled):
     """Two compiled runs of 48 tokens: the first compiles (once in the session), the second reuses it."""
-    eos = engines.eos_ids(bundled.model, bundled.tokenizer)
-    first = threads.run(compiled.run, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48, eos)
-    second = threads.run(compiled.run, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48, eos)
+    first = threads.run(compiled.run, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
+    second = threads.run(compiled.run, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
     ref, _, _ = threads.run(engines.generate_ids, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
     yield first, second, ref
     compiled.forget()

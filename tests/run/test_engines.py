@@ -10,7 +10,7 @@ from playground.core.errors import UserError
 from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.load import loader
-from playground.run import engines
+from playground.run import engines, generation
 from playground.run.agreement import dtype_tolerance, greedy_agreement
 
 TOKENS = 32
@@ -33,7 +33,7 @@ def test_rows_compare_token_by_token_and_do_the_bound_arithmetic():
 
 @pytest.mark.parametrize("share, key", [(0.27, "eng.limit.overhead"), (0.85, "eng.limit.bandwidth")])
 def test_what_limits_an_engine_follows_its_profile(share, key):
-    row = engines.make_row("generate()", [1, 2, 3], [0.0, 0.01, 0.02], None, 1000.0)
+    row = engines.make_row("generate", [1, 2, 3], [0.0, 0.01, 0.02], None, 1000.0)
     prof = dict(tokens=16, matmul_share=share, matmul_gbps=22.0,
                 largest_others=[dict(op="aten::tanh", seconds=0.012), dict(op="aten::add", seconds=0.004)])
     said = engines.limit_of(row, prof, 70.0)
@@ -57,7 +57,7 @@ def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread, f
     r = engines.run(bundled.model, bundled.tokenizer, "cpu", 24, False, "bundled")
     figures.update({f"{row.engine} tokens/s": row.tokens_per_second for row in r.rows},
                    new_tokens=r.rows[0].new_tokens, threads=1)
-    assert [row.engine for row in r.rows] == ["generate()", "manual loop (KV cache)", "manual loop (no cache)"]
+    assert [row.engine for row in r.rows] == list(generation.ENGINES)
     assert all(row.same_tokens_as_generate and row.new_tokens == 24 for row in r.rows)
     assert r.bound_tokens_per_second == pytest.approx(r.read["gbps"] * 1e9 / r.weights_bytes)
     assert r.weights_in_cache == (r.last_level_cache_bytes is not None and r.weights_bytes <= r.last_level_cache_bytes)

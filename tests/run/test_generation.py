@@ -5,7 +5,8 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
-from playground.run import generation
+from playground.load.estimate import context_length
+from playground.run import decode, generation
 
 
 def _run(lm, prompt="ROMEO:", **kw):
@@ -69,7 +70,7 @@ def test_closing_the_consumer_stops_the_worker(bundled):
 
 
 def test_prompt_longer_than_context(bundled):
-    ctx = generation.context_length(bundled.model)
+    ctx = context_length(bundled.model.config)
     with pytest.raises(UserError) as e:
         _run(bundled, prompt="Romeo, " * ctx, max_new_tokens=8)
     assert "context" in str(e.value) and str(ctx) in str(e.value)
@@ -101,7 +102,7 @@ def test_a_model_without_a_template_gets_the_raw_prompt(bundled):
 
 
 def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
-    ctx = generation.context_length(bundled.model)
+    ctx = context_length(bundled.model.config)
     long = "ROMEO: " * ctx
     with pytest.raises(UserError, match="Shorten the prompt") as e:
         _run(bundled, prompt=long, max_new_tokens=1)
@@ -110,3 +111,23 @@ def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
     assert (n, c) == (2, ctx)
     with pytest.raises(UserError, match=f"lower max_new_tokens to {ctx - 2}"):
         _run(bundled, max_new_tokens=ctx - 1)
+
+
+@pytest.mark.parametrize("engine", generation.ENGINES)
+def test_a_list_of_eos_ids_stops_at_any_of_them_and_says_eos(bundled, monkeypatch, engine):
+    """Llama-3 and Qwen instruct models list several ids in generation_config.eos_token_id, and generate()
+    stops at each. The bundled model's own end-of-text is id 0; with '.' listed beside it, greedy decoding
+    of "ROMEO:" ends at its first full stop, and the stats say it ended there ("eos", not "length")."""
+    tok, model = bundled.tokenizer, bundled.model
+    enc = tok("ROMEO:", return_tensors="pt")
+    with torch.inference_mode():
+        out = model.generate(**enc, max_new_tokens=32, do_sample=False, pad_token_id=model.generation_config.pad_token_id)
+    ref = out[0, enc["input_ids"].shape[1]:].tolist()
+    dot, own = tok.convert_tokens_to_ids("."), model.generation_config.eos_token_id
+    assert dot in ref[:-1] and own not in ref, "precondition: a full stop before the budget ends, no end-of-text"
+    stop_at = ref.index(dot) + 1
+    monkeypatch.setattr(model.generation_config, "eos_token_id", [own, dot])
+    *_, (text, stats) = decode.stream_engine(engine, model, tok, bundled.device, "ROMEO:",
+                                             GenerationParams(max_new_tokens=32, temperature=0))
+    assert (stats.new_tokens, stats.finish_reason) == (stop_at, "eos")
+    assert text == tok.decode(ref[:stop_at], skip_special_tokens=True) and text.endswith(".")

@@ -158,7 +158,7 @@ def test_report_with_no_arguments_uses_the_bundled_model_the_best_device_and_its
     first = proc.stdout.splitlines()[0]
     assert first.startswith(f"shakespeare-gpt2 on {best.id} (") and first.endswith(f" in {dtype}"), first
     assert "device not given, so" in proc.stdout and "dtype not given, so" in proc.stdout
-    assert "sampling" in proc.stdout.splitlines()[-1]  # the page's first generation: sampled, seed 0
+    assert "· mode: sampling" in proc.stdout  # the page's first generation: sampled, seed 0
 
 
 def test_help_lists_the_report_command(capsys):
@@ -215,18 +215,20 @@ def test_bad_device_from_the_shell_exits_nonzero_without_traceback():
     assert len(proc.stderr.strip().splitlines()) == 1 and "frobnicate" in proc.stderr, proc.stderr
 
 
-def test_readable_summary_names_every_phase():
-    """format_report on a report shaped like run_report's (built from a real load would be slow)."""
-    phases = [dict(name=n, seconds=s, rss_before=100 << 20, rss_after=120 << 20) for n, s in
-              (("load", 0.05), ("migrate", 0.0004), ("eval", 0.0001))]
-    r = dict(model="m", device="cpu", device_name="Some CPU", dtype="float32",
-             versions=dict(python="3", torch="t", transformers="x", accelerate="a"),
-             load=dict(phases=phases, migrate_note="no-op", label="", hint=""),
-             param_count=1234, weights_bytes=4936, disk_bytes=5000,
-             vram=dict(available=False, reason="no VRAM to measure: no CUDA", phases={}),
-             prompt="ROMEO:", prompt_tokens=2, text="hello", new_tokens=5, tokens_per_second=40.0,
-             ttft_seconds=0.01, decode_seconds=0.1, total_seconds=0.11, finish_reason="length", greedy=True)
+def test_readable_summary_says_the_page_s_load_report_and_stats_in_english(bundled):
+    """format_report on a real load report (the session's bundled load) and stats made here: the same
+    renderers as the page, in English."""
+    from playground.run import render
+    from playground.run.generation import GenerationStats
+
+    stats = GenerationStats(prompt_tokens=2, new_tokens=5, ttft_seconds=0.01, decode_seconds=0.1, tokens_per_second=40.0,
+                            total_seconds=0.11, finish_reason="length", greedy=True)
+    r = report_cmd.Report(bundled.report, stats, "hello", "ROMEO:", 5, 3, {"load": 0.2, "generate": 0.12}, "Some CPU",
+                          {}, dict(python="3", torch="t", transformers="x", accelerate="a"))
     text = report_cmd.format_report(r)
-    for needle in ("from_pretrained", "model.to('cpu')", "model.eval()", "1,234", "40.0 tokens/s",
-                   "4 tokens in 100.0 ms", "no VRAM to measure", "hello"):
+    assert text.splitlines()[0] == "shakespeare-gpt2 on cpu (Some CPU) in float32"
+    assert render.report_markdown(bundled.report, "en") in text and render.stats_markdown(stats, "en") in text
+    for needle in ("from_pretrained", "model.to('cpu')", "model.eval()", f"{bundled.report.param_count:,}",
+                   "40.0 tokens/s (4 tokens in 0.100 s)", "hello", "max_new_tokens reached"):
         assert needle in text, needle
+    assert r.to_dict()["load"] == bundled.report.to_dict() and r.to_dict()["generation"] == stats.to_dict()

@@ -57,18 +57,21 @@ def test_kv_view_says_the_cost_grows_only_where_the_timings_show_it():
 
 
 def test_engines_view_in_both_languages():
-    row = dict(engine="generate()", new_tokens=64, tokens_per_second=400.0, same_tokens_as_generate=True,
+    row = dict(engine="generate", new_tokens=64, tokens_per_second=400.0, same_tokens_as_generate=True,
                first_difference=None, compile_seconds=0.0, percent_of_bound=20.0, overhead_ms_per_token=2.0)
-    comp = dict(row, engine="static cache + torch.compile", tokens_per_second=900.0, same_tokens_as_generate=False,
+    comp = dict(row, engine="compiled", tokens_per_second=900.0, same_tokens_as_generate=False,
                 first_difference=7, compile_seconds=21.3)
     d = dict(model="m", device="cpu", dtype="float32", weights_bytes=21 * 2**20, read=RATE, bound_tokens_per_second=2000.0,
              last_level_cache_bytes=32 * 2**20, weights_in_cache=True, rows=[row, comp],
-             limit=said("eng.limit.overhead", engine="generate()", tokens=16, share="27", rate="4.3", read="50.0",
+             limit=said("eng.limit.overhead", engine=said("engine.generate"), tokens=16, share="27", rate="4.3", read="50.0",
                         others="aten::tanh 12 ms"))
     en, zh = views.engines_markdown(d, "en"), views.engines_markdown(d, "zh")
     assert "2000 tokens/s" in en and "last-level cache" in en and "first differs at token 7" in en
     assert "only 27% of the time" in en and "只占了 27% 的时间" in zh
     assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 7 个 token 起不同" in zh
+    # the engines are named in the page's language, by the name each row carries
+    assert "| static cache + torch.compile |" in en and "| 静态缓存 + torch.compile |" in zh
+    assert "What limits `generate()` here" in en and "限制 `generate()（库自带）` 的" in zh
 
 
 def test_rerender_leaves_what_was_never_measured_alone():

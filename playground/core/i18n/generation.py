@@ -37,4 +37,5 @@ TEXT: dict[str, W] = {
     "engine.generate": W("generate()", "generate()（库自带）"),
     "engine.manual": W("manual loop + KV cache", "手写循环 + KV 缓存"),
     "engine.manual-nocache": W("manual loop, no cache", "手写循环，不用缓存"),
+    "engine.compiled": W("static cache + torch.compile", "静态缓存 + torch.compile"),
 }

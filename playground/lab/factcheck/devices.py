@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import torch
+from transformers.generation import utils as generation
 
 from playground.core.i18n import W
 from playground.lab.factcheck.claim import T1, T3, T5, Evidence, claim
@@ -133,8 +134,6 @@ def to_verifies() -> Evidence:
            "（场景 inputs-on-cpu）。教程引用的 “Input type (torch.FloatTensor) and weight type "
            "(torch.cuda.FloatTensor)” 来自卷积：内置的 GPT-2 中 torch 卷积模块的个数为 {convs}。"))
 def cpu_inputs_raise() -> Evidence:
-    from transformers.generation import utils as generation
-
     warns = source_line(generation.GenerationMixin.generate, "!= input_ids.device.type")
     moves = source_line(generation.GenerationMixin.prepare_inputs_for_generation, "move_to_device(model_inputs")
     convs = sum(isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d)) for m in bundled()[0].modules())

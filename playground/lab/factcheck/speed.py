@@ -11,6 +11,7 @@ import os
 import time
 
 import torch
+from transformers import AutoModelForCausalLM, GPT2Config
 
 from playground.core.i18n import W, said
 from playground.hw.memory import weights_bytes
@@ -22,8 +23,6 @@ RUNS = 2
 
 def distilgpt2_shape(meta: bool = False):
     """GPT-2 with distilgpt2's published shape (6 layers, 768 wide, 12 heads, 50,257 tokens)."""
-    from transformers import AutoModelForCausalLM, GPT2Config
-
     config = GPT2Config(n_layer=6, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)
     if meta:
         with torch.device("meta"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 
 import torch
+from torch.utils.data import DataLoader, TensorDataset
+from transformers import AutoModelForCausalLM
 
 from playground.core.i18n import W
 from playground.core.paths import BUNDLED_DIR
@@ -48,8 +50,6 @@ def eval_saves_memory() -> Evidence:
            "用 from_config() 构建的模型处于训练模式（training = {built}），调用过 model.train() 的模型也是。"
            "推理前调用 eval() 是对的，代价也小，但在 from_pretrained 之后它什么也不改变。"))
 def eval_required() -> Evidence:
-    from transformers import AutoModelForCausalLM
-
     loaded = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, use_safetensors=True)
     built = AutoModelForCausalLM.from_config(loaded.config)
     return Evidence("partly" if not loaded.training and built.training else "true",
@@ -116,8 +116,6 @@ def optimizer_after_to() -> Evidence:
            "DataLoader(pin_memory=True) 在这里的表现：“{said}”（批次已锁页：{pinned}）。"
            "在有 GPU 的机器上，同步后分别计时从锁页内存和普通内存执行 x.to('cuda', non_blocking=True)。"))
 def pin_memory_speeds() -> Evidence:
-    from torch.utils.data import DataLoader, TensorDataset
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         batch = next(iter(DataLoader(TensorDataset(torch.ones(4, 2)), batch_size=2, pin_memory=True)))[0]

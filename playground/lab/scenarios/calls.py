@@ -13,6 +13,8 @@ from dataclasses import asdict
 
 import torch
 import transformers
+from torch._subclasses.fake_tensor import FakeTensorMode
+from transformers.generation import utils as generation
 
 from playground.core.i18n import W, said
 from playground.lab import gpu_wording, messages
@@ -74,8 +76,6 @@ def conv_devices(lab: Lab, r: BreakResult) -> None:
         r.tensors = [row("x", x), row("conv.weight", conv.weight)]
         attempt(r, lambda: convolve(conv, x))
     else:
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
         mode = FakeTensorMode(allow_non_fake_inputs=True)
         fconv = fake_copy(conv, mode)
         probe = BreakResult(r.scenario, r.number, "", "")
@@ -155,8 +155,6 @@ print(repr(tokenizer.decode(output[0])), "| output on", output.device)
 """),
 )
 def generate_device_type(lab: Lab, r: BreakResult) -> None:
-    from transformers.generation import utils as generation
-
     src = lab.cpu_model()
     r.measured = {"transformers": transformers.__version__,
                   "warns_when": source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),

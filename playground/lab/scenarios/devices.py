@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from playground.core.i18n import W
 from playground.lab import gpu_wording
@@ -82,7 +83,6 @@ def inputs_on_cpu(lab: Lab, r: BreakResult) -> None:
             attempt(r, lambda: greedy(model, lab.ids))
         run_fix(lab, inputs_on_cpu, r)
         return
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     model = fake_copy(src, mode)
@@ -139,7 +139,6 @@ def model_on_cpu(lab: Lab, r: BreakResult) -> None:
             attempt(r, lambda: greedy(src, ids))
         run_fix(lab, model_on_cpu, r)
         return
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     with mode:
@@ -216,8 +215,6 @@ def block_left_behind(lab: Lab, r: BreakResult) -> None:
         model.get_submodule(left).to("cpu")
         ids, r.device = lab.ids.to("cuda:0"), "cuda:0"
     else:
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
         mode = FakeTensorMode(allow_non_fake_inputs=True)
         model = fake_copy(src, mode, FAKE, left_behind=left)
         with mode:

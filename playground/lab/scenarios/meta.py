@@ -5,6 +5,8 @@ from __future__ import annotations
 import tempfile
 
 import torch
+from accelerate import dispatch_model, init_empty_weights
+from transformers import AutoModelForCausalLM
 
 from playground.core.i18n import W
 from playground.lab.capture import attempt, capture_logs
@@ -38,9 +40,6 @@ model = dispatch_model(model, device_map=device_map, main_device=device, offload
 
 def _empty_model(src):
     """The same architecture built on the meta device: shapes and dtypes, no data, no memory."""
-    from accelerate import init_empty_weights
-    from transformers import AutoModelForCausalLM
-
     with init_empty_weights():
         return AutoModelForCausalLM.from_config(src.config).eval()
 
@@ -228,8 +227,6 @@ print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
 """),
 )
 def offloaded_moved(lab: Lab, r: BreakResult) -> None:
-    from accelerate import dispatch_model
-
     model = lab.copy()
     blocks_name, mods = blocks(model)
     dmap = _offload_map(model, blocks_name, len(mods))

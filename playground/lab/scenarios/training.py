@@ -15,6 +15,7 @@ and the page shows, beside it, the sentence a real GPU raises there.
 from __future__ import annotations
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from playground.core.i18n import W
 from playground.lab.capture import attempt
@@ -80,8 +81,6 @@ def add_bias(logits, bias):
 
 def simulate(lab: Lab, r: BreakResult, fn, tensors: dict[str, torch.Tensor], key: str = "sim.fake_step") -> None:
     """Run one failing line on fake tensors: the ones to put on the GPU are given as FAKE_-prefixed names."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     args = {}
     for name, t in tensors.items():
@@ -316,7 +315,6 @@ def to_not_reassigned(lab: Lab, r: BreakResult) -> None:
                   "module_dtype_after_unassigned_to": str(m.weight.dtype).removeprefix("torch.")}
     if lab.gpu:
         return for_real(lab, to_not_reassigned, r)
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     input_ids, _labels = batch(lab)
     mode = FakeTensorMode(allow_non_fake_inputs=True)

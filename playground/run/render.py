@@ -1,0 +1,117 @@
+"""A load report and a generation's stats as Markdown, in English or Chinese: the page shows them through
+these, and `python -m playground report` prints the same facts through them (in English).
+
+Pure formatting, no measuring: every number was measured by the loader, the memory readings and the
+generation, and arrives in a report dataclass whose sentences are kept as facts (`Said`).
+"""
+
+from __future__ import annotations
+
+from playground.core.i18n import t
+from playground.core.markdown import table
+from playground.core.units import fmt_bytes
+from playground.hw import zerogpu
+from playground.load.loader import LoadReport
+from playground.run import decode
+from playground.run.generation import GenerationStats
+
+
+def phase_name(name: str, lang: str = "en") -> str:
+    """A phase of a load or a generation ("load", "decode", ...) as the page names it."""
+    return t(f"phase.name.{name}", lang)
+
+
+def _vram_cell(gpus: list[dict], lang: str = "en") -> str:
+    if not gpus:
+        return "—"
+    return "<br>".join(
+        t("report.vram_cell", lang, index=g["index"], alloc=fmt_bytes(g["allocated"]), reserved=fmt_bytes(g["reserved"]))
+        + (f", NVML {fmt_bytes(g['nvml_used'])}/{fmt_bytes(g['nvml_total'])}"
+           if g.get("nvml_used") is not None else "")
+        for g in gpus
+    )
+
+
+def secs(s: float) -> str:
+    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def report_markdown(r: LoadReport, lang: str = "en") -> str:
+    lines = [f"### `{r.model}` → `{r.device}` · `{r.dtype}`"]
+    if zerogpu.timing_label():
+        lines.append(f"> ⏱️ {zerogpu.timing_label()}")
+    if r.label:
+        lines.append(f"> ⚠️ **{r.label.text(lang)}**")
+    head = [t(k, lang) for k in ("report.phase", "report.what", "report.time", "report.rss", "report.drss", "report.vram")]
+    what = {
+        "download": t("report.download", lang),
+        "estimate": t("report.estimate", lang),
+        "build": t("report.build", lang),
+        "import": t("report.import", lang),
+        "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
+        "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
+        "eval": "`model.eval()`",
+    }
+    rows = [(phase_name(p.name, lang), what[p.name], secs(p.seconds),
+             f"{fmt_bytes(p.rss_before)} → {fmt_bytes(p.rss_after)}", fmt_bytes(p.rss_after - p.rss_before),
+             _vram_cell(p.vram_after, lang)) for p in r.phases]
+    lines += ["", table(head, rows, "llrrrl")]
+    notes = {p.name: p.note.text(lang) for p in r.phases if p.note}
+    lines.append("")
+    if "download" in notes:
+        lines += [f"**{phase_name('download', lang)}:** {notes['download']}", ""]
+    lines += [
+        f"**{t('report.check', lang)}:** {notes.get('estimate', '')}",
+        *(["", f"**{t('report.build', lang)}:** {notes['build']}"] if "build" in notes else []),
+        "",
+        f"**{t('report.params', lang)}:** {r.param_count:,} · **{t('report.buffers', lang)}:** {r.buffer_count} · "
+        f"**{t('report.weights', lang)}:** {fmt_bytes(r.weights_bytes)} {t('report.in_dtype', lang, dtype=r.dtype)} "
+        f"({t('report.weights_how', lang)}) · **{t('report.disk', lang)}:** {fmt_bytes(r.disk_bytes)} (safetensors)",
+        "",
+        "**" + t("report.ram_growth", lang, delta=fmt_bytes(r.ram["delta"]), weights=fmt_bytes(r.weights_bytes),
+                 avail=fmt_bytes(r.ram["available_after"])) + "**",
+        "",
+        f"**{t('report.dtype', lang)}:** {r.dtype_reason.text(lang)}.",
+        f"**{t('report.migration', lang)}:** {r.migrate_note.text(lang)}",
+    ]
+    if r.file_backed_bytes:
+        lines.append(f"**mmap ({t('report.mmap_label', lang)}):** {fmt_bytes(r.file_backed_bytes)} — "
+                     f"{t('report.mmap', lang)}")
+    if r.hint:
+        lines.append(f"**{t('report.hint', lang)}:** {r.hint.text(lang)}")
+    if r.chat_template:
+        lines.append(f"**{t('report.chat', lang)}:** {t('report.chat_yes', lang)}")
+    if not r.vram["available"] and r.vram["reason"]:
+        lines.append(f"**{t('report.vram_label', lang)}:** {r.vram['reason'].text(lang)}.")
+    if r.hf_device_map:
+        lines.append(f"**{t('report.placement', lang)} (`hf_device_map`):** "
+                     + ", ".join(f"`{k or '(all)'}` → {v}" for k, v in r.hf_device_map.items()))
+    return "\n".join(lines)
+
+
+def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
+    running = s.finish_reason == "running"
+    state = (t("stats.running", lang) if running
+             else t("stats.done", lang, reason=t(f"finish.{s.finish_reason}", lang)))
+    ttft = f"{s.ttft_seconds * 1000:.0f} ms" if s.ttft_seconds is not None else "—"
+    rate = f"{s.tokens_per_second:.1f} tokens/s" if s.tokens_per_second else "—"
+    decode_t = f"{s.decode_seconds:.3f} s" if s.decode_seconds is not None else "—"
+    cells = [ttft, str(s.prompt_tokens), str(s.new_tokens),
+             t("stats.rate_cell", lang, rate=rate, n=max(s.new_tokens - 1, 0), t=decode_t), f"{s.total_seconds:.2f} s"]
+    head = [t(k, lang) for k in ("stats.ttft", "stats.prompt", "stats.new", "stats.rate", "stats.total")]
+    mode = t("stats.greedy" if s.greedy else "stats.sampling", lang)
+    chat = " · " + t("stats.chat_applied", lang) if s.chat_template_applied else ""
+    return f"**{state}** · {t('stats.mode', lang)}: {mode}{chat}\n\n" + table(head, [cells], "rrrrr")
+
+
+def per_token_markdown(d: dict, lang: str = "en") -> str:
+    """Prefill and per-token decode times (from the token timestamps), for every engine."""
+    steps = d.get("token_seconds") or decode.step_seconds(d.get("token_times") or [])
+    prof = decode.profile(steps) if steps else None
+    if not prof:
+        return ""
+    prefill = d.get("prefill_seconds") if d.get("prefill_seconds") is not None else d.get("ttft_seconds")
+    parts = [f"{t('stats.prefill', lang)} {secs(prefill)}" if prefill is not None else ""]
+    parts += [f"{t('stats.' + k, lang)} {secs(v)}" for k, v in prof.items() if isinstance(v, float)]
+    return ("\n\n" + t("stats.per_token", lang) + ": " + " · ".join(p for p in parts if p)
+            + f" ({t('stats.steps', lang, n=len(steps))})")
