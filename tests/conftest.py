@@ -1,5 +1,5 @@
 """Shared fixtures: the bundled model loaded once, one OpenMP thread, a live server for end-to-end tests,
-and the device tests' parametrisation (each device present; `--device X` keeps one)."""
+the device tests' parametrisation (each device present; `--device X` keeps one) and the lab's device targets."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 
 from playground.core.errors import UserError
 from playground.hw import devices
+from playground.lab import target
 from playground.load import catalog, estimate, loader
 from playground.run.slot import ModelSlot
 from playground.tools import server as our_server
@@ -82,8 +83,13 @@ def pytest_generate_tests(metafunc):
 
 
 def device_of(item) -> str:
-    """The device a device test runs on: its `device` argument, else the CPU."""
-    return getattr(item, "callspec", None) and item.callspec.params.get("device") or "cpu"
+    """The device a device test runs on: its `device` argument, a real lab target's device (a simulated
+    target runs on the CPU), else the CPU."""
+    params = getattr(item, "callspec", None) and item.callspec.params or {}
+    lab_target = params.get("device_target")
+    if lab_target is not None:
+        return "cpu" if lab_target.simulated else lab_target.device
+    return params.get("device") or "cpu"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -128,6 +134,13 @@ def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.Load
 def bundled():
     """The bundled model, loaded through the playground's own path (cpu, float32)."""
     return load("shakespeare-gpt2", "cpu", "float32")
+
+
+@pytest.fixture(params=[pytest.param(t, id=str(t), marks=pytest.mark.device) for t in target.targets()])
+def device_target(request) -> target.Target:
+    """Each device target present: the simulated one, then every real GPU (`cuda:N`, `mps`). A test that
+    takes it runs once per target, marked `device`, and takes its expectations from the scenarios' data."""
+    return request.param
 
 
 @pytest.fixture

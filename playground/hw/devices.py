@@ -243,8 +243,11 @@ def sync(device: str | torch.device | None) -> None:
     if zerogpu.active():
         return  # ZeroGPU's main process has emulated CUDA only: no real work queued, no device to ask
     kind = torch.device(device).type if device not in (None, "auto") else None
-    if kind == "cuda" or (device == "auto" and torch.cuda.is_available()):
-        torch.cuda.synchronize()
+    if kind == "cuda":
+        torch.cuda.synchronize(torch.device(device))  # the named GPU (synchronize() alone waits for the current one)
+    elif device == "auto" and torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):  # Accelerate may have placed layers on every GPU
+            torch.cuda.synchronize(i)
     elif kind == "mps":
         torch.mps.synchronize()
 

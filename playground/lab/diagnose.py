@@ -170,6 +170,9 @@ def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "", text: st
         devs = {d.split(":")[0].lower() for d in (arg_dev, other) if d}
         if "meta" in devs:
             return ["meta-weights-run", "meta-weights-moved"]
+        if devs == {"cuda"} and arg_dev == "cuda:0" and other not in ("", "cuda:0"):
+            # two GPUs, the odd tensor on cuda:0, the current GPU: where a .cuda() among .to(device) calls puts it
+            return ["cuda-mixed-to", "inputs-on-cpu", "model-on-cpu", "block-left-behind"]
         if "nll_loss" in op or "cross_entropy" in op or arg == "target":
             # the loss: its target (the labels) or its class weights sit on the other device
             return (["loss-weight-not-moved", "labels-on-cpu"] if arg == "weight"

@@ -6,13 +6,14 @@ one forward pass per token, on the loaded model or the bundled one) with exactly
 one thing changed, and records what the installed libraries do about it (see
 `playground.lab.capture`); then it runs the fixed pipeline for real.
 
-Honest reproduction without a GPU: on a host without CUDA the model's tensors are
-made *fake* (PyTorch's `FakeTensorMode`, the machinery `torch.compile` traces with):
-each carries a device (`cuda:0`), a dtype and a shape, but no data, and operators
-run PyTorch's own device checks, which raise PyTorch's own message. Every such
-result is marked `simulated`, and where PyTorch's real GPU message differs from the
-fake one it is shown beside it (`playground.lab.gpu_wording`). Silent mistakes raise
-nothing: they report `measured` numbers instead.
+A scenario's GPU side is written once, against a device target (`playground.lab.target`):
+`lab.run.place(x)` puts a private copy on it and `lab.run.running()` is where the failing
+line runs. On a real GPU that is the GPU; without one, PyTorch's fake tensors on a fake
+`cuda:0` (or the meta device), whose operators run PyTorch's own device checks. Such a
+result is marked `simulated`, and where a real GPU's message differs it is shown beside it
+(`playground.lab.gpu_wording`). What each scenario is expected to do on each kind of target
+is data in its decorator (`playground.lab.outcome`). Silent mistakes raise nothing: they
+report `measured` numbers instead.
 
 Every scenario also carries two complete scripts (`playground.lab.scripts`): the
 mistake and its fix, runnable as files. The fix the lab runs is the fix script's own
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensor, FakeTensorDeviceMismatchError, FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorDeviceMismatchError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import threads
@@ -42,11 +43,12 @@ from playground.hw import devices
 from playground.hw.memory import weights_bytes
 from playground.lab import scripts
 from playground.lab.capture import attempt, fix
+from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult, TensorRow
+from playground.lab.target import KINDS, SIMULATED, Run, Target, for_scenario
 
 NEW_TOKENS = 8  # tokens each fixed pipeline generates
 COPY_LIMIT = 600 * 2**20  # scenarios that copy the model use the bundled one above this size
-FAKE = "cuda:0"  # the fake device of simulated runs
 _RUN_LOCK = threading.Lock()  # one scenario at a time: warning capture and the save tagger are process-wide
 # What each scenario is about, for the listing (break_it_scenarios) and the lesson map.
 GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training")
@@ -55,7 +57,7 @@ GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training")
 @dataclass(frozen=True)
 class Scenario:
     """One mistake: its code (`fn(lab, result)`), its words (i18n keys, registered by `scenario`), the fix
-    as code."""
+    as code, and what it is expected to do on each kind of target (`expect`, keyed by `target.KINDS` or "*")."""
 
     id: str
     number: int
@@ -70,21 +72,37 @@ class Scenario:
     group: str = "device"
     script: scripts.Script | None = None
     bundled_only: bool = False  # its scripts read the bundled model's files: it runs on the bundled model
+    expect: dict[str, Outcome] = field(default_factory=dict)
+    devices: int = 1  # GPUs the mistake needs to show (2: simulated with two fake ones where fewer are present)
+    real_on: tuple[str, ...] = ("cuda", "mps")  # the kinds of GPU it runs on for real; simulated elsewhere
+    stand_in: str = "fake"  # what simulates the GPU: "fake" tensors on a fake cuda device, or "meta"
+
+    def expected(self, kind: str) -> Outcome | None:
+        """The outcome on a target of this kind (cuda2 falls back to cuda, every kind to "*")."""
+        for key in (kind, "cuda" if kind == "cuda2" else kind, "*"):
+            if key in self.expect:
+                return self.expect[key]
+        return None
 
 
 def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after: str, group: str,
-             script: scripts.Script, needs_gpu: bool = False, silent: bool = False,
-             labels: dict[str, W] | None = None, bundled_only: bool = False) -> Callable[[Callable], Scenario]:
+             script: scripts.Script, expect: Outcome | dict[str, Outcome], needs_gpu: bool = False,
+             silent: bool = False, labels: dict[str, W] | None = None, bundled_only: bool = False,
+             devices: int = 1, real_on: tuple[str, ...] = ("cuda", "mps"),
+             stand_in: str = "fake") -> Callable[[Callable], Scenario]:
     """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
     here, beside its code, and are registered as i18n keys (scenario.<id>.title, .explain, .label.<key>)."""
     if group not in GROUPS:
         raise ValueError(f"{sid}: group {group!r} is not one of {GROUPS}")
+    expect = {"*": expect} if isinstance(expect, Outcome) else dict(expect)
+    if not set(expect) <= {*KINDS, "*"}:
+        raise ValueError(f"{sid}: expected outcomes keyed by {sorted(set(expect) - {*KINDS, '*'})}, not {KINDS}")
     title, explain = register(f"scenario.{sid}.title", title), register(f"scenario.{sid}.explain", explain)
     labels = {k: register(f"scenario.{sid}.label.{k}", w) for k, w in (labels or {}).items()}
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        labels, group, script, bundled_only)
+                        labels, group, script, bundled_only, expect, devices, real_on, stand_in)
 
     return make
 
@@ -126,15 +144,18 @@ def call_generate(model, input_ids, attention_mask, **kwargs):
 
 
 class Lab:
-    """What one scenario runs on: a CPU model, its tokenizer, the prompt's ids, and notes.
+    """What one scenario runs on: a CPU model, its tokenizer, the prompt's ids, and `run`, its device
+    target's run (`lab.run.place(x)`, `with lab.run.running(): ...`).
 
     The passed model is used when it lives on the CPU and is small enough to copy
     (scenarios break private copies, never the shared model); otherwise the
     bundled model is, and the result says so.
     """
 
-    def __init__(self, model, tokenizer, prompt: str, result: BreakResult, bundled_only: bool = False):
+    def __init__(self, model, tokenizer, prompt: str, result: BreakResult, bundled_only: bool = False,
+                 target: Target = SIMULATED):
         self.r = result
+        self.run = Run(target)  # where the scenario's GPU side runs
         on_cpu = devices.torch_device_of(model).type == "cpu"
         size = weights_bytes(model)
         if bundled_only:
@@ -147,7 +168,6 @@ class Lab:
                 result.notes.append(said("sim.big_model", size=fmt_bytes(size)))
         enc = self.tokenizer(prompt, return_tensors="pt")
         self.ids, self.mask = enc["input_ids"], enc.get("attention_mask")
-        self.gpu = torch.cuda.is_available()
 
     def cpu_model(self):
         return self.src
@@ -156,14 +176,10 @@ class Lab:
         """A private deep copy to break (the shared model is never changed)."""
         return copy.deepcopy(self.src)
 
-    def text(self, model, ids) -> str:
-        return self.tokenizer.decode(ids[0, self.ids.shape[1]:])
-
     def names(self, model=None, **more) -> dict:
         """What a script's blanked lines define (see `playground.lab.scripts`): the same `device`
-        expression, the bundled model's folder, the tokenizer, and a private copy of the model."""
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        return {"path": str(BUNDLED_DIR), "device": device, "tokenizer": self.tokenizer,
+        expression's value, the bundled model's folder, the tokenizer, and a private copy of the model."""
+        return {"path": str(BUNDLED_DIR), "device": scripts.device(), "tokenizer": self.tokenizer,
                 "model": model if model is not None else self.copy(), **more}
 
 
@@ -211,51 +227,30 @@ def blocks(model) -> tuple[str, torch.nn.ModuleList]:
     raise UserError.of("err.lab_blocks")
 
 
-def fake_copy(model, mode, device: str = FAKE, left_behind: str | None = None):
-    """A copy of `model` whose parameters and buffers are fake tensors on `device` (no data copied).
-
-    The module named `left_behind` keeps its tensors on the (fake) CPU. Fake
-    parameters do not require grad: autograd would need a real CUDA runtime.
-    """
-    memo: dict[int, object] = {}
-    for mod_name, mod in model.named_modules():
-        behind = left_behind is not None and (mod_name == left_behind or mod_name.startswith(left_behind + "."))
-        target = "cpu" if behind else device
-        for tensors, is_param in ((mod._parameters, True), (mod._buffers, False)):
-            for x in tensors.values():
-                if x is None or id(x) in memo:
-                    continue
-                fake = mode.from_tensor(x.detach())
-                with mode:
-                    fake = fake.to(target)
-                memo[id(x)] = torch.nn.Parameter(fake, requires_grad=False) if is_param else fake
-    return copy.deepcopy(model, memo)
-
-
 def half_moved_model(model=None):
     """A fake copy of `model` (default: the bundled one) on fake cuda:0 with its first block left on the CPU."""
     model = model if model is not None else bundled()[0]
     name, _ = blocks(model)
-    return fake_copy(model, FakeTensorMode(allow_non_fake_inputs=True), FAKE, left_behind=f"{name}.0")
+    return Run(SIMULATED).place(model, left_behind=f"{name}.0")
 
 
-def dtype_split_model(model=None, dtype: torch.dtype = torch.bfloat16):
-    """A real copy of `model` with its first block cast to `dtype`: a half-converted model, runnable on a CPU."""
-    m = copy.deepcopy(model if model is not None else bundled()[0])
-    _name, mods = blocks(m)
-    mods[0].to(dtype)
-    return m
+def mark(lab: Lab, r: BreakResult, key: str = "sim.fake_cuda", differs: str = "sim.fake_cuda_differs",
+         device: str | None = None, note: str | None = None) -> None:
+    """Where the broken run happened (`device`, or the target's label); a simulated run says how (`key`),
+    and, with `differs`, that a real GPU words the message differently; a real one adds `note`, if any."""
+    target = lab.run.target
+    r.simulated, r.device = target.simulated, device or target.label
+    if target.simulated:
+        r.simulation = said("sim.both", how=said(key), differs=said(differs)) if differs else said(key)
+    elif note:
+        r.notes.append(said(note, device=target.device))
 
 
-def simulated(r: BreakResult, key: str = "sim.fake_cuda", differs: str = "sim.fake_cuda_differs") -> None:
-    r.simulated, r.device = True, "fake " + FAKE
-    r.simulation = said("sim.both", how=said(key), differs=said(differs)) if differs else said(key)
-
-
-def expect_device_error(r: BreakResult) -> None:
+def expect_device_error(lab: Lab, r: BreakResult) -> None:
     """A fake run must fail on PyTorch's device check; anything else is a limit of the simulation."""
     exc = getattr(r, "exc", None)
-    if exc is None or isinstance(exc, FakeTensorDeviceMismatchError) or "same device" in str(exc):
+    if lab.run.target.stand_in != "fake" or exc is None or isinstance(exc, FakeTensorDeviceMismatchError) \
+            or "same device" in str(exc):
         return
     r.cannot_run = said("sim.cannot_run", error_type=r.error_type, raised_in=r.raised_in,
                         message=(r.error_message or "")[:300])
@@ -263,9 +258,11 @@ def expect_device_error(r: BreakResult) -> None:
         False, None, [], None, None, None, [])
 
 
-def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT) -> BreakResult:
+def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT,
+        target: Target | None = None) -> BreakResult:
     """Run one mistake and its fix, live, on `model`/`tokenizer` (a private copy where the scenario
-    breaks it), or on the bundled model when none is given."""
+    breaks it), or on the bundled model when none is given; its GPU side on `target` (default: the
+    page's), or on the simulated target that stands in for it (`target.for_scenario`)."""
     if model is None:
         model, tokenizer = threads.run(bundled, name="break-it")
     elif not isinstance(model, torch.nn.Module) or not hasattr(model, "get_input_embeddings"):
@@ -277,7 +274,8 @@ def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT) 
         t0 = time.perf_counter()
         # in a thread that ends with the run (see playground.core.threads); the traceback's
         # frames are the scenario's own either way
-        threads.run(sc.fn, Lab(model, tokenizer, prompt, r, sc.bundled_only), r, name="break-it")
+        lab = Lab(model, tokenizer, prompt, r, sc.bundled_only, for_scenario(sc, target))
+        threads.run(sc.fn, lab, r, name="break-it")
         r.seconds = time.perf_counter() - t0
     r.__dict__.pop("exc", None)
     return r

@@ -75,6 +75,13 @@ class Script:
         return "".join(part if run else "\n" * part.count("\n") for part, run in self.parts(which))
 
 
+def device() -> str:
+    """The value of the scripts' own `device` line on this machine: what a learner's copy computes."""
+    ns = namespace({}, [])
+    run("import torch\n" + DEVICE, ns, "<device line>")
+    return ns["device"]
+
+
 def data(kind: str, tokenizer) -> dict:
     """What a script's DATA lines define (the prompt, or the batch), run here as written."""
     ns = namespace({"tokenizer": tokenizer}, [])

@@ -45,6 +45,17 @@ def test_survey_measures_the_host_and_says_why_a_gpu_kind_is_absent(figures):
     assert s["gpu"]["devices"] == []  # only absent ones were asked for
     assert set(s["gpu"]["reasons"]) == {d.kind for d in absent if d.kind in ("cuda", "mps")}
     assert all(r.text("en") for r in s["gpu"]["reasons"].values())
+
+
+def test_survey_measures_the_host_and_says_why_there_is_no_gpu(monkeypatch):
+    from playground.hw import devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # any machine, seen as one without CUDA
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    s = bandwidth.survey(devices.discover())
+    assert {"memcpy", "read", "cast"} <= set(s["cpu"]) and s["cpu"]["threads"] == torch.get_num_threads()
+    assert s["gpu"]["devices"] == []
+    assert "CUDA" in s["gpu"]["reasons"]["cuda"].text("en")
     assert bandwidth.read_bandwidth("cpu").kind == "read"  # the decode bound's rate, cached for the process
 
 

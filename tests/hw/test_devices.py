@@ -50,6 +50,24 @@ def test_a_fresh_processs_first_cuda_call_is_timed_apart(device, figures):
     assert seconds > 0
 
 
+def test_every_kind_is_listed_available_or_with_its_reason():
+    devs = devices.discover()
+    for kind in ("cuda", "mps"):
+        listed = [d for d in devs if d.kind == kind]
+        assert listed, f"{kind} must be listed even when absent"
+        assert all(d.available or d.reason for d in listed)
+    assert [d.id for d in devs if d.kind == "cuda" and d.available] == [f"cuda:{i}" for i in range(
+        sum(d.kind == "cuda" and d.available for d in devs))]  # cuda:0, cuda:1, ... in order
+
+
+def test_absent_gpu_is_listed_with_reason(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # any machine, seen as one without CUDA
+    cuda = [d for d in devices.discover() if d.kind == "cuda"]
+    assert len(cuda) == 1 and not cuda[0].available and cuda[0].id == "cuda"
+    assert "CUDA" in cuda[0].reason.text("en") and "CUDA" in cuda[0].reason.text("zh")
+    assert cuda[0].to_dict()["reason"] == cuda[0].reason.text("en")  # the API's English
+
+
 @pytest.mark.parametrize("bad", ["gpu", "", "   ", "cpu; rm -rf /", "cuda:99", "CPU", "cuda:0:1", "metal"])
 def test_parse_device_rejects_with_reason(bad):
     with pytest.raises(UserError) as e:
@@ -96,6 +114,15 @@ def test_bf16_hint_on_old_gpu():
     assert "Tesla T4" in devices.hint(old, torch.bfloat16).text("en")
 
 
-def test_sync_is_safe_on_cpu():
+def test_sync_waits_for_the_named_device_only(monkeypatch):
+    waited = []
+    monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: waited.append(("cuda", str(device))))
+    monkeypatch.setattr(torch.mps, "synchronize", lambda: waited.append(("mps", None)))
     devices.sync("cpu")
     devices.sync(None)
+    devices.sync(torch.device("cpu"))
+    assert waited == []  # the CPU runs synchronously: nothing to wait for
+    devices.sync("cuda:1")
+    devices.sync("mps")
+    assert waited == [("cuda", "cuda:1"), ("mps", None)]  # the GPU named, not the current one

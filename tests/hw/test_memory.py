@@ -12,8 +12,14 @@ def test_snapshot_reads_real_numbers():
     s = memory.snapshot()
     assert s.rss > 10 * 2**20
     assert s.available > 0
-    if not torch.cuda.is_available():
-        assert s.gpus == [] and s.vram_reason  # says why, never zeros
+    assert s.gpus or s.vram_reason  # GPU readings, or why there are none: never an empty panel
+    assert all(g.name and g.index == i for i, g in enumerate(s.gpus))
+
+
+def test_without_cuda_the_snapshot_says_why_instead_of_zeros(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # any machine, seen as one without CUDA
+    s = memory.snapshot()
+    assert s.gpus == [] and "CUDA" in s.vram_reason.text("en") and "CUDA" in s.vram_reason.text("zh")
 
 
 def test_rss_grows_with_a_real_allocation():
@@ -83,3 +89,11 @@ def test_nvml_and_the_allocator_tell_one_story(device, figures):
     assert grow["allocated"] == 256 * MiB
     assert memory.memory_consistent(grow["nvml"], grow["reserved"], grow["allocated"]), grow
     assert memory.memory_consistent(b.nvml_used - c.nvml_used, b.reserved - c.reserved, b.allocated - c.allocated)
+
+
+def test_a_missing_gpu_is_explained_in_both_languages(monkeypatch):
+    # without CUDA: no readings, and the reason is the missing CUDA (the build, or no device)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # any machine, seen as one without CUDA
+    gpus, reason = memory.gpu_readings()
+    assert gpus == [] and reason.key in ("vram.no_cuda_build", "vram.no_device")
+    assert reason.text("en") and reason.text("zh") != reason.text("en")

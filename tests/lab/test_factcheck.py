@@ -84,3 +84,36 @@ def test_an_unknown_claim_lists_the_valid_ones():
 def test_one_claim_checks_quickly_and_says_it_live():
     r = factcheck.check(factcheck.get("backends-cuda-synchronize"))
     assert r.verdict == "false" and r.live and "AttributeError" in r.to_dict()["evidence_en"] and r.seconds < 5
+
+
+@pytest.mark.parametrize("pinned_gbps, verdict", [(24.0, "true"), (9.0, "false")])
+def test_pinned_memory_is_timed_on_a_cuda_target_and_the_verdict_follows_the_rates(monkeypatch, pinned_gbps, verdict):
+    """On a host whose page target is a CUDA GPU (made so here), the claim is decided by two measured copies;
+    the copies themselves (hw.bandwidth.h2d) need the GPU, so their readings are given."""
+    from playground.hw import bandwidth
+    from playground.lab import target
+
+    monkeypatch.setattr(target, "page", lambda host=None: target.Target("cuda:0"))
+    asked = []
+
+    def h2d(device, pinned):
+        asked.append((device, pinned))
+        gbps = pinned_gbps if pinned else 12.0
+        return bandwidth.Bandwidth("H2D", 64 * 2**20, 64 * 2**20 / gbps / 1e9, gbps, 5)
+
+    monkeypatch.setattr(bandwidth, "h2d", h2d)
+    r = factcheck.check(factcheck.get("pin-memory-speeds-copies"))
+    assert asked == [("cuda:0", True), ("cuda:0", False)]
+    assert r.verdict == verdict and r.live
+    en, zh = r.evidence.text("en"), r.evidence.text("zh")
+    assert f"{pinned_gbps} GB/s from pinned memory" in en and "12.0 GB/s from ordinary memory" in en
+    assert "cuda:0" in zh and CJK.search(zh)
+
+
+def test_pinned_memory_is_not_measured_without_a_cuda_target(monkeypatch):
+    from playground.lab import target
+
+    for page in (target.SIMULATED, target.Target("mps")):
+        monkeypatch.setattr(target, "page", lambda host=None, page=page: page)
+        r = factcheck.check(factcheck.get("pin-memory-speeds-copies"))
+        assert r.verdict == "not measurable here" and not r.live and "Not measurable here" in r.evidence.text("en")

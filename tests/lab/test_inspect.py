@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -46,7 +48,9 @@ def test_half_moved_fake_model_flags_the_block_left_behind(model):
 
 
 def test_dtype_split_is_flagged_on_real_tensors(model):
-    rep = inspect(harness.dtype_split_model(model))
+    split = copy.deepcopy(model)
+    harness.blocks(split)[1][0].to(torch.bfloat16)  # a half-converted model: its first block cast alone
+    rep = inspect(split)
     assert not rep.fake
     row = next(r for r in rep.rows if r.name == "transformer.h.0.mlp.c_fc")
     assert row.flags == [{"kind": "dtype", "dtype": "bfloat16", "majority": "float32"}]

@@ -1,5 +1,6 @@
 """Loading in timed phases: the report's facts, the dtype and device choices, refusals before the unload."""
 
+import dataclasses
 import time
 
 import pytest
@@ -7,7 +8,7 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
-from playground.hw import memory
+from playground.hw import devices, memory
 from playground.load import loader
 from tests.conftest import load, present
 
@@ -52,6 +53,39 @@ def test_load_bundled_float32_phases(bundled):
     if not torch.cuda.is_available():
         assert r.vram["available"] is False and r.vram["reason"].text("en")
         assert r.to_dict()["vram"]["reason"] == r.vram["reason"].text("en")  # the API says it in English
+
+
+def test_a_migration_that_copies_is_reported_as_copied_and_timed(monkeypatch):
+    """`.to("cpu")` is a no-op here, so the loader's "copied" branch needs a device that really copies: the meta
+    device runs Module.to's copy path (new parameter objects, shapes and dtypes, no data). The loader's own
+    migrate step, given meta as a test's device (never a visitor's), must say "copied", from where to where,
+    and time the `.to()` it ran: a 50 ms pause inside that `.to()` must show in the phase."""
+    with pytest.raises(UserError):
+        devices.parse_device("meta")  # not selectable from the page or the API
+    meta = devices.DeviceInfo(id="meta", kind="meta", available=True, name="meta")
+    plan = dataclasses.replace(loader.prepare(*loader.parse(BUNDLED_NAME, "cpu", "float32")), device=meta)
+    real_to, calls = torch.nn.Module.to, []
+
+    def to_with_a_pause(self, *args, **kwargs):
+        if args[:1] != ("meta",):
+            return real_to(self, *args, **kwargs)
+        before = next(self.parameters())
+        time.sleep(0.05)
+        moved = real_to(self, *args, **kwargs)
+        calls.append((before, next(moved.parameters())))
+        return moved
+
+    monkeypatch.setattr(torch.nn.Module, "to", to_with_a_pause)
+    lm = loader.load(plan)
+    r = lm.report
+    assert len(calls) == 1 and calls[0][1] is not calls[0][0] and calls[0][1].device.type == "meta"  # copied
+    assert r.migrate_code == "copied" and r.migrate_fields == {"src": "cpu", "dst": "meta"}
+    assert r.migrate_note.text("en") == "copied every parameter and buffer from cpu to meta and repointed the module at them."
+    assert "cpu" in r.migrate_note.text("zh") and "meta" in r.migrate_note.text("zh")
+    migrate = next(p for p in r.phases if p.name == "migrate")
+    assert migrate.seconds == r.migrate_seconds and 0.05 <= migrate.seconds < 5
+    assert migrate.note.key == "note.migrate.copied" and lm.device == "meta"
+    assert {p.device.type for p in lm.model.parameters()} == {"meta"}
 
 
 def test_load_bfloat16_halves_weight_bytes(bundled):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
+from playground.lab import scenarios, target
 from playground.lab.harness import GROUPS
 from playground.web import handlers
 
@@ -15,11 +16,19 @@ def test_break_it_scenarios_carry_their_group():
     assert sum(s["group"] == "training" for s in listed) >= 8
 
 
-def test_break_it_returns_both_scripts_and_the_real_gpu_message():
+def test_break_it_returns_both_scripts_and_the_real_gpu_message(device_target, monkeypatch):
+    # the page's target is each one present in turn; .cuda() among .to(device) needs two GPUs to show
+    monkeypatch.setattr(target, "page", lambda host=None: device_target)
+    sc = scenarios.get("cuda-mixed-to")
+    t = target.for_scenario(sc, device_target)
     d = handlers.break_it("cuda-mixed-to")
-    assert d["raised"] and d["error_type"] == "AssertionError" and d["fix_ok"]
+    assert sc.expected(t.kind).problems(d["raised"], d["error_type"], d["error_bases"], d["error_message"],
+                                        d["warnings"]) == [], d
+    assert d["fix_ok"] and d["group"] == "training" and d["simulated"] is t.simulated and d["device"] == t.label
     assert "labels.cuda()" in d["broken_code"] and "labels.to(device)" in d["fix_code"]
-    assert d["real_gpu_message"] == "" and d["group"] == "training"  # live here: nothing simulated
+    assert d["measured"]["cuda_call_here"]  # what .cuda() does on this machine, measured live
+    # beside a simulated run, what two real GPUs raise there (built from the library's template); none beside a real one
+    assert ("different from other tensors on cuda:1" in d["real_gpu_message"]) is t.simulated
 
 
 def test_the_code_boxes_follow_the_mistake():

@@ -191,6 +191,23 @@ TEXT: dict[str, W] = {
         "（在这个 PyTorch 版本里，完整的前向传播无法在伪 cuda 张量上运行：对它切片需要 CUDA 设备保护）。"
         "上面的消息是 PyTorch 自己的设备检查抛出的。下面修复后的训练步骤在 CPU 上真实运行。",
     ),
+    "sim.two_gpus": W(
+        "Simulated with two fake GPUs: this machine has fewer than two CUDA devices. The batch was made for real "
+        "on the CPU; the forward pass ran on PyTorch's fake tensors, with the model on a fake cuda:1 (`device`) "
+        "and the input ids where `.cuda()` puts them, on the current GPU, a fake cuda:0. PyTorch's own device "
+        "check raised the message above; a real pair of GPUs words it as shown below. What `.cuda()` does on "
+        "this machine is measured below. The fixed step ran for real, on this machine's `device`.",
+        "用两块伪 GPU 模拟：这台机器的 CUDA 设备少于两块。批次在 CPU 上真实生成；"
+        "前向传播在 PyTorch 的伪张量上运行，模型在伪造的 cuda:1（`device`）上，"
+        "输入 id 在 `.cuda()` 放置它们的地方，即当前 GPU，伪造的 cuda:0。"
+        "上面的消息是 PyTorch 自己的设备检查抛出的；真实的两块 GPU 的措辞见下面。"
+        "`.cuda()` 在这台机器上的结果见下面的实测。修复后的训练步骤在这台机器的 `device` 上真实运行。",
+    ),
+    "gpu.step_split": W(
+        "The training step up to the failing line ran on the CPU; the failing line ran on {device}, with the "
+        "tensors listed below.",
+        "出错行之前的训练步骤在 CPU 上运行；出错的那一行在 {device} 上运行，涉及的张量列在下面。",
+    ),
     "sim.data_parallel": W(
         "Simulated: this machine has no GPU, so nn.DataParallel's constructor makes a pass-through wrapper "
         "(device_ids=[]). The lab set its attributes as the constructor sets them on a host with one GPU "
@@ -213,14 +230,14 @@ TEXT: dict[str, W] = {
         "meta, a real second device type that holds shapes but no data, so its device-type check fired and "
         "printed the warning above, live (it names meta where a GPU host names cuda: see beside). The run was "
         "stopped at that check, because meta tensors hold no tokens to generate from; the special token ids "
-        "were unset on a shallow copy of the model so that it reached the check first. On a GPU host the "
-        "broken script runs for real: the warning, then generation succeeds.",
+        "were unset on a shallow copy of the model so that it reached the check first. Run as a file on a GPU "
+        "host, the broken script prints the warning, then generation succeeds.",
         "用 meta 设备模拟：这台机器没有 GPU，而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
         "Transformers 自己的 generate() 以放在 meta 上的 input_ids 运行；meta 是真实的第二种设备类型，"
         "只有形状没有数据，所以它的设备类型检查触发，实时打印了上面的警告"
         "（这里写的是 meta，有 GPU 的机器上写的是 cuda：见旁边）。运行在这个检查处被停下，"
         "因为 meta 张量里没有可供生成的 token；我们在模型的浅拷贝上取消了特殊 token 的 id，"
-        "让它先到达这个检查。在有 GPU 的机器上，出错的脚本会真实运行：先警告，然后生成成功。",
+        "让它先到达这个检查。在有 GPU 的机器上把出错的脚本作为文件运行，会先打印警告，然后生成成功。",
     ),
     "sim.generate_stopped": W("Stopped at the check: {frame}", "在检查处停下：{frame}"),
     "ui.fake_device": W("{device} (fake)", "{device}（模拟）"),  # a tensor of the lab's FakeTensorMode

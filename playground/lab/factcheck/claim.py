@@ -25,12 +25,13 @@ T5 = "T5 “pytorch一些容易错的地方”"
 
 @dataclass
 class Evidence:
-    """What a check found: the verdict follows from it; the sentence saying it is its claim's `evidence`,
-    filled with these fields."""
+    """What a check found: the verdict follows from it; the sentence saying it is its claim's `evidence`
+    (the one named `sentence`, where the claim has several), filled with these fields."""
 
     verdict: str
     fields: dict = field(default_factory=dict)
     live: bool = True
+    sentence: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,12 @@ class Claim:
     source: str  # which tutorial, which section
     check: Callable[[], Evidence]
     where: str = ""  # where the playground shows it: a scenario id, or a panel
-    evidence: str = ""  # i18n key (claim.<id>.evidence): the evidence as a sentence with the check's {fields}
+    # i18n key (claim.<id>.evidence): the evidence as a sentence with the check's {fields}; or, for a check
+    # that can find things out in several ways, one key per way (claim.<id>.evidence.<name>)
+    evidence: str | dict[str, str] = ""
 
 
-def claim(cid: str, source: str, *, says: W, evidence: W, where: str = "",
+def claim(cid: str, source: str, *, says: W, evidence: W | dict[str, W], where: str = "",
           more: dict[str, W] | None = None) -> Callable[[Callable], Claim]:
     """Decorate a claim's check: `says` is the claim (the tutorial's words, and ours in English), `evidence`
     the sentence its Evidence fills, `more` the words a field of it may be (`claim.<id>.<name>`); all are
@@ -51,9 +54,11 @@ def claim(cid: str, source: str, *, says: W, evidence: W, where: str = "",
     for name, w in (more or {}).items():
         register(f"claim.{cid}.{name}", w)
 
+    sentences = (register(f"claim.{cid}.evidence", evidence) if isinstance(evidence, W) else
+                 {name: register(f"claim.{cid}.evidence.{name}", w) for name, w in evidence.items()})
+
     def make(check: Callable[[], Evidence]) -> Claim:
-        return Claim(cid, register(f"claim.{cid}.claim", says), source, check, where,
-                     register(f"claim.{cid}.evidence", evidence))
+        return Claim(cid, register(f"claim.{cid}.claim", says), source, check, where, sentences)
 
     return make
 
@@ -81,5 +86,6 @@ def check(claim: Claim) -> FactResult:
     ev = threads.run(claim.check, name="fact-check")
     if ev.verdict not in VERDICTS:
         raise ValueError(f"{claim.id}: verdict {ev.verdict!r}")
-    return FactResult(claim.id, said(claim.claim), claim.source, ev.verdict, said(claim.evidence, **ev.fields), ev.live,
+    sentence = claim.evidence if isinstance(claim.evidence, str) else claim.evidence[ev.sentence]
+    return FactResult(claim.id, said(claim.claim), claim.source, ev.verdict, said(sentence, **ev.fields), ev.live,
                       dict(ev.fields), round(time.perf_counter() - t0, 3), claim.where)

@@ -1,30 +1,31 @@
 """Device mistakes in single calls: a convolution fed a CPU input, generate() given inputs on another device.
 
-Neither is raised by a CPU alone. The convolution runs on fake `cuda:0` where PyTorch's fake
-convolution checks devices, or trips the same type check with a dtype; generate() meets
-Transformers' own device check on input_ids placed on meta, the one other device type here.
+Neither is raised by a CPU alone. The convolution runs on the scenario's device target (a GPU, or
+fake `cuda:0`; where this PyTorch's fake convolution skips its type check, the same check is tripped
+with a dtype); generate() meets Transformers' own device check on input_ids placed on the target
+(a GPU, or the meta device: another device type, with no data), and is stopped there.
 """
 
 from __future__ import annotations
 
 import copy
 import warnings
-from dataclasses import asdict
 
 import torch
 import transformers
-from torch._subclasses.fake_tensor import FakeTensorMode
 from transformers.generation import utils as generation
 
 from playground.core.i18n import W, said
 from playground.lab import gpu_wording, messages
 from playground.lab.capture import attempt, frames
 from playground.lab.library_text import source_line
-from playground.lab.harness import Lab, call_generate, convolve, fake_copy, name_of, row, run_fix, scenario, simulated
+from playground.lab.harness import Lab, call_generate, convolve, mark, name_of, row, run_fix, scenario
+from playground.lab.outcome import MPS_PLACEHOLDER, Outcome
 from playground.lab.result import BreakResult
 from playground.lab.scripts import Script
 
 GENERATE_WARNING = r"You are calling \.generate\(\) with the `input_ids` being on a device type different"
+CONV_TYPES = r"Input type \(.+\) and weight type \(.+\) should be the same"
 
 
 @scenario(
@@ -52,6 +53,11 @@ x = torch.randn(1, 3, 32, 32)
 y = conv(x.to(conv.weight.device, conv.weight.dtype))
 """,
     needs_gpu=True,
+    # the type check names both tensor types: here (the simulation's fallback) two CPU dtypes; on a GPU
+    # "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same" (NOTES.md;
+    # built from libtorch_cpu.so by gpu_wording.conv_types); MPS names MPSFloatType, or the placeholder
+    expect={kind: Outcome(RuntimeError, CONV_TYPES) for kind in ("simulated", "cuda")}
+    | {"mps": Outcome(RuntimeError, f"{CONV_TYPES}|{MPS_PLACEHOLDER}")},
     group="device",
     script=Script("bare", broken="""
 conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to(device)
@@ -71,33 +77,23 @@ def conv_devices(lab: Lab, r: BreakResult) -> None:
     gen = torch.Generator().manual_seed(0)
     conv = torch.nn.Conv2d(3, 8, kernel_size=3, bias=False)
     x = torch.randn(1, 3, 32, 32, generator=gen)
-    if lab.gpu:
-        conv, r.device = conv.to("cuda:0"), "cuda:0"
-        r.tensors = [row("x", x), row("conv.weight", conv.weight)]
-        attempt(r, lambda: convolve(conv, x))
-    else:
-        mode = FakeTensorMode(allow_non_fake_inputs=True)
-        fconv = fake_copy(conv, mode)
-        probe = BreakResult(r.scenario, r.number, "", "")
-        with mode, torch.no_grad():
-            attempt(probe, lambda: convolve(fconv, x))
-        if probe.raised:  # a PyTorch whose fake convolution checks devices: use it
-            probe_fields = {k: v for k, v in asdict(probe).items() if k.startswith(("raised", "error", "frame"))}
-            for k, v in probe_fields.items():
-                setattr(r, k, v)
-            r.tensors = [row("x", x), row("conv.weight", fconv.weight)]
-            simulated(r)
-        else:  # the fake convolution skips the type check: trip the same check with a dtype difference
-            xb = x.to(torch.bfloat16)
-            r.tensors = [row("x", xb), row("conv.weight", conv.weight)]
-            with torch.no_grad():
-                attempt(r, lambda: convolve(conv, xb))
-            simulated(r, "sim.conv_dtype", "")
-            r.device = "cpu"
-        # the real message names the legacy tensor types: a fake cuda tensor knows its own
-        built = gpu_wording.conv_types(x.type(), fconv.weight.type())
-        if built and r.raised:
-            r.real_gpu_message, r.real_gpu_how = built
+    placed = lab.run.place(conv)
+    mark(lab, r)
+    r.tensors = [row("x", x), row("conv.weight", placed.weight)]
+    with lab.run.running():
+        attempt(r, lambda: convolve(placed, x))
+    if r.simulated and not r.raised:
+        # a limit of the simulation: this PyTorch's fake convolution skips the type check (it returns a
+        # result); trip the same check with a dtype difference instead, on the CPU
+        xb = x.to(torch.bfloat16)
+        r.tensors = [row("x", xb), row("conv.weight", conv.weight)]
+        with torch.no_grad():
+            attempt(r, lambda: convolve(conv, xb))
+        mark(lab, r, "sim.conv_dtype", "", device="cpu")
+    # the real message names the legacy tensor types: a fake cuda tensor knows its own
+    built = gpu_wording.conv_types(x.type(), placed.weight.type()) if r.simulated and r.raised else None
+    if built:
+        r.real_gpu_message, r.real_gpu_how = built
     run_fix(lab, conv_devices, r)
 
 
@@ -141,6 +137,10 @@ output = model.generate(**inputs, max_new_tokens=8)
 """,
     needs_gpu=True,
     silent=True,
+    # nothing raised; Transformers' warning names the inputs' device type (transformers/generation/utils.py)
+    expect={kind: Outcome(None, warning=GENERATE_WARNING + rf".*`input_ids` is on {dev}, whereas the model is on cpu")
+            for kind, dev in (("simulated", "meta"), ("cuda", "cuda"), ("mps", "mps"))},
+    stand_in="meta",
     group="device",
     labels=LABELS,
     script=Script("lm", broken="""
@@ -161,22 +161,16 @@ def generate_device_type(lab: Lab, r: BreakResult) -> None:
                   "moves_inputs": source_line(generation.GenerationMixin.prepare_inputs_for_generation,
                                                "move_to_device(model_inputs")}
     mask = lab.mask if lab.mask is not None else torch.ones_like(lab.ids)
-    if lab.gpu:  # for real: the broken script's setting, generation included
-        ids, r.device = lab.ids.to("cuda:0"), "cuda:0"
-        r.tensors = [row("input_ids", ids), row(name_of(src, src.get_input_embeddings().weight),
-                                                src.get_input_embeddings().weight)]
-        attempt(r, lambda: call_generate(src, ids, mask.to("cuda:0"), max_new_tokens=8, do_sample=False))
-        run_fix(lab, generate_device_type, r)
-        return
-    # Here: Transformers' own check, on input_ids placed on meta. Meta holds no data, so the run is
-    # stopped at that check (its warning turned into an exception for this call only), before
-    # generate() would need a token's value. The special token ids are unset on a shallow copy (same
-    # weights) for the same reason: generate() reads them before the check.
+    # The broken script's setting: the model on the CPU, its inputs on the target (a GPU, or meta). The
+    # run is stopped at Transformers' check (its warning turned into an exception for this call only),
+    # the same way on a GPU: meta holds no data, so generate() could go no further there. The special
+    # token ids are unset on a shallow copy (same weights) for the same reason: generate() reads them
+    # before the check; and the attention mask stays on the CPU (generate() reads its values too).
     shallow = copy.copy(src)
     cfg = copy.deepcopy(src.generation_config)
     cfg.eos_token_id = cfg.bos_token_id = cfg.pad_token_id = None
     object.__setattr__(shallow, "generation_config", cfg)
-    ids = lab.ids.to("meta")
+    ids = lab.run.place(lab.ids)
     r.tensors = [row("input_ids", ids), row(name_of(src, src.get_input_embeddings().weight),
                                             src.get_input_embeddings().weight)]
     with warnings.catch_warnings():
@@ -189,10 +183,9 @@ def generate_device_type(lab: Lab, r: BreakResult) -> None:
         except Exception as e:  # the check was not reached: say what stopped it; no exception as the mistake's
             r.cannot_run = said("sim.cannot_run", error_type=type(e).__name__, raised_in=frames(e)[1] or "",
                                 message=str(e)[:300])
-    simulated(r, "sim.generate_check", "")
-    r.device = "meta"
+    mark(lab, r, "sim.generate_check", "")
     template = next((e for e in messages.catalog() if e.kind == "generate"), None)
-    if template is not None and r.warnings:  # the warning as a GPU host prints it: model on cpu, inputs on cuda
+    if r.simulated and template is not None and r.warnings:  # as a GPU host prints it: model on cpu, inputs on cuda
         r.real_gpu_message = template.text.replace("{}", "cuda", 1).replace("{}", "cpu")
         r.real_gpu_how = said("gpu.template", source=template.source)
     run_fix(lab, generate_device_type, r)

@@ -12,6 +12,7 @@ import torch
 from playground.core.i18n import W
 from playground.lab.capture import attempt
 from playground.lab.harness import Lab, load_checkpoint, row, run_fix, scenario
+from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult
 from playground.lab.scripts import Script
 
@@ -26,6 +27,10 @@ ckpt = tempfile.mkdtemp() + "/model.pt"
 torch.save(model.state_dict(), ckpt)        # every storage recorded as living on the GPU
 """
 
+
+# torch.serialization's two refusals (its _validate_device): "...on a CUDA device but ... is False" where there
+# is no CUDA, and "...on CUDA device 1 but ... device_count() is 1" on a GPU host (the lab records one GPU too many)
+DESERIALIZE_ON_CUDA = r"Attempting to deserialize object on (a CUDA device|CUDA device \d+ but)"
 
 LABELS = {
     "checkpoint_bytes": W("checkpoint file size", "检查点文件大小"),
@@ -82,6 +87,7 @@ state_dict = torch.load("model.pt", map_location="cpu", weights_only=True)
 model.load_state_dict(state_dict)
 """,
     labels=LABELS,
+    expect=Outcome(RuntimeError, DESERIALIZE_ON_CUDA),
     group="checkpoint",
     script=Script("lm", setup=GPU_CHECKPOINT, broken="""
 state_dict = torch.load(ckpt, weights_only=True)   # no map_location: every storage restored on the GPU
@@ -95,8 +101,9 @@ print(len(state_dict), "tensors loaded; on", {t.device for t in state_dict.value
 )
 def cuda_checkpoint(lab: Lab, r: BreakResult) -> None:
     state = lab.cpu_model().state_dict()
-    # On a GPU host, a cuda:0 checkpoint loads fine; one past the last GPU reproduces the same failure there.
-    location = f"cuda:{torch.cuda.device_count()}" if lab.gpu else "cuda:0"
+    # cuda:0 without a GPU; on a GPU host, where a cuda:0 checkpoint loads fine, one past the last GPU
+    # reproduces the same failure (as the script's own `gpu` line does)
+    location = f"cuda:{torch.cuda.device_count()}"
     with tempfile.TemporaryDirectory(prefix="breakit-ckpt-") as folder:
         path = str(Path(folder) / "model.pt")
         save_tagged(state, path, location)

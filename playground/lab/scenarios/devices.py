@@ -1,23 +1,20 @@
 """Device mistakes in inference: inputs, the model or one block left on the wrong device.
 
-On a host without a GPU these run on PyTorch's fake `cuda:0` (see the harness) and are labelled
-simulated; beside the fake tensors' message the page shows the one a real GPU raises
-(`playground.lab.gpu_wording`). The fixes run the fix scripts, on the CPU here.
+Each runs on the scenario's device target (see the harness): a GPU where there is one, else
+PyTorch's fake `cuda:0`, labelled simulated, with the message a real GPU raises beside the fake
+tensors' (`playground.lab.gpu_wording`). The fixes run the fix scripts.
 """
 
 from __future__ import annotations
 
-import copy
-
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
 
 from playground.core.i18n import W
 from playground.lab import gpu_wording
 from playground.lab.capture import attempt
-from playground.lab.harness import (FAKE, Lab, blocks, expect_device_error, fake_copy, greedy, name_of, row, run_fix,
-                                    scenario, simulated)
+from playground.lab.harness import Lab, blocks, expect_device_error, greedy, mark, name_of, row, run_fix, scenario
 from playground.lab.inspect import inspect
+from playground.lab.outcome import GPU_MEETS_CPU
 from playground.lab.result import BreakResult
 from playground.lab.scripts import Script
 
@@ -63,6 +60,7 @@ input_ids = input_ids.to(model.device)
 logits = model(input_ids).logits
 """,
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="device",
     script=Script("lm", broken="""
 model = model.to(device)
@@ -75,24 +73,14 @@ print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
 def inputs_on_cpu(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
     emb = name_of(src, src.get_input_embeddings().weight)
-    if lab.gpu:
-        model = copy.deepcopy(src).to("cuda:0")
-        r.device = "cuda:0"
-        r.tensors = [row("input_ids", lab.ids), row(emb, model.get_input_embeddings().weight)]
-        with torch.inference_mode():
-            attempt(r, lambda: greedy(model, lab.ids))
-        run_fix(lab, inputs_on_cpu, r)
-        return
-
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    model = fake_copy(src, mode)
-    simulated(r)
+    model = lab.run.place(src)
+    mark(lab, r)
     r.tensors = [row("input_ids", lab.ids), row(emb, model.get_input_embeddings().weight)]
-    with mode, torch.no_grad():
+    with lab.run.running():
         attempt(r, lambda: greedy(model, lab.ids))
-    expect_device_error(r)
+    expect_device_error(lab, r)
     # a real CUDA embedding looks up its ids with index_select, whose generated wrapper checks the devices
-    real_gpu(r, "index_select", "index", "cpu", FAKE)
+    real_gpu(r, "index_select", "index", "cpu", lab.run.target.device)
     run_fix(lab, inputs_on_cpu, r)
 
 
@@ -120,6 +108,7 @@ input_ids = input_ids.to("cuda")
 logits = model(input_ids).logits
 """,
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="device",
     script=Script("lm", broken="""
 input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)   # the inputs were moved...
@@ -131,24 +120,14 @@ print(prompt, "->", repr(tokenizer.decode(logits[0, -1].argmax())))
 def model_on_cpu(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
     emb = name_of(src, src.get_input_embeddings().weight)
-    if lab.gpu:
-        ids = lab.ids.to("cuda:0")
-        r.device = "cuda:0"
-        r.tensors = [row("input_ids", ids), row(emb, src.get_input_embeddings().weight)]
-        with torch.inference_mode():
-            attempt(r, lambda: greedy(src, ids))
-        run_fix(lab, model_on_cpu, r)
-        return
-
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    with mode:
-        ids = mode.from_tensor(lab.ids).to(FAKE)
-    simulated(r)
+    ids = lab.run.place(lab.ids)
+    mark(lab, r)
     r.tensors = [row("input_ids", ids), row(emb, src.get_input_embeddings().weight)]
-    with mode, torch.no_grad():
+    with lab.run.running():
         attempt(r, lambda: greedy(src, ids))
-    expect_device_error(r)
-    real_gpu(r, "index_select", "index", FAKE, "cpu")  # the weight (cpu) comes first in index_select's check
+    expect_device_error(lab, r)
+    # the weight (cpu) comes first in index_select's check
+    real_gpu(r, "index_select", "index", lab.run.target.device, "cpu")
     run_fix(lab, model_on_cpu, r)
 
 
@@ -182,6 +161,7 @@ model = model.to("cuda")   # one call moves every parameter and buffer
 # model = AutoModelForCausalLM.from_pretrained(path, device_map="auto")
 """,
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="device",
     script=Script("lm", broken="""
 for name, child in model.transformer.named_children():   # GPT-2: wte, wpe, drop, h, ln_f
@@ -210,30 +190,17 @@ def block_left_behind(lab: Lab, r: BreakResult) -> None:
     blocks_name, mods = blocks(src)
     left = f"{blocks_name}.0"
     first = lambda m, i: next(m.get_submodule(f"{blocks_name}.{i}").named_parameters())
-    if lab.gpu:
-        model = copy.deepcopy(src).to("cuda:0")
-        model.get_submodule(left).to("cpu")
-        ids, r.device = lab.ids.to("cuda:0"), "cuda:0"
-    else:
-        mode = FakeTensorMode(allow_non_fake_inputs=True)
-        model = fake_copy(src, mode, FAKE, left_behind=left)
-        with mode:
-            ids = mode.from_tensor(lab.ids).to(FAKE)
-        simulated(r)
+    model, ids = lab.run.place(src, left_behind=left), lab.run.place(lab.ids)
+    mark(lab, r)
     (n0, p0), (n1, p1) = first(model, 0), first(model, 1)
     r.tensors = [row("input_ids", ids), row(f"{left}.{n0}", p0), row(f"{blocks_name}.1.{n1}", p1)]
     r.flagged_modules = inspect(model).flagged
-    if lab.gpu:
-        with torch.inference_mode():
-            attempt(r, lambda: greedy(model, ids))
-        run_fix(lab, block_left_behind, r)
-        return
-    with mode, torch.no_grad():
+    with lab.run.running():
         attempt(r, lambda: greedy(model, ids))
-    expect_device_error(r)
+    expect_device_error(lab, r)
     first = next(m for m in src.get_submodule(left).modules() if next(m.parameters(recurse=False), None) is not None)
     if isinstance(first, torch.nn.LayerNorm):  # a real CUDA LayerNorm checks input, weight, bias in that order
-        real_gpu(r, "native_layer_norm", "weight", "cpu", FAKE)
+        real_gpu(r, "native_layer_norm", "weight", "cpu", lab.run.target.device)
     run_fix(lab, block_left_behind, r)
 
 

@@ -15,6 +15,7 @@ from playground.hw import devices
 from playground.hw.memory import weights_bytes
 from playground.lab import timing
 from playground.lab.harness import Lab, row, run_fix, scenario
+from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult
 from playground.lab.scripts import Script
 
@@ -127,6 +128,7 @@ model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float16)   # on a
 model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
 # bfloat16 only where the CPU has AVX512-BF16 / AMX (see the timings)
 """,
+    expect=Outcome(None),
     group="silent",
     silent=True,
     labels=LABELS,
@@ -202,6 +204,7 @@ model.eval()                  # dropout off
 with torch.inference_mode():  # no autograd graph, no saved activations
     logits = model(input_ids).logits
 """,
+    expect=Outcome(None),
     group="silent",
     silent=True,
     labels=LABELS,

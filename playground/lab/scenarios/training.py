@@ -6,21 +6,21 @@ backward, step. Each scenario changes exactly one line of it. The fix is the ste
 be, run here for real (on the CPU: a real forward, loss, backward and AdamW step).
 
 Where only a GPU raises the mistake, the lab runs the steps before the failing line for real on
-the CPU, and the failing line itself on PyTorch's fake tensors, with the tensor that would be on
-the GPU placed on a fake `cuda:0` (a whole forward pass cannot run on fake cuda tensors in this
-PyTorch build: slicing one asks for a CUDA device guard). PyTorch's own device check raises,
-and the page shows, beside it, the sentence a real GPU raises there.
+the CPU, and the failing line itself on the scenario's device target, with the tensors that would
+be on the GPU placed there: a real GPU, or PyTorch's fake tensors on a fake `cuda:0` (a whole forward
+pass cannot run on fake cuda tensors in this PyTorch build: slicing one asks for a CUDA device
+guard). The same code both ways; PyTorch's own device check raises, and beside a simulated result
+the page shows the sentence a real GPU raises there.
 """
 
 from __future__ import annotations
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
 
 from playground.core.i18n import W
 from playground.lab.capture import attempt
-from playground.lab.harness import (FAKE, Lab, attempt_script, bundled, expect_device_error, fake_copy, greedy, row,
-                                    run_fix, scenario, simulated)
+from playground.lab.harness import (Lab, bundled, expect_device_error, greedy, mark, row, run_fix, scenario)
+from playground.lab.outcome import GPU_MEETS_CPU, Outcome, same_device
 from playground.lab.result import BreakResult
 from playground.lab.scenarios.devices import real_gpu
 from playground.lab.scripts import Script, data
@@ -60,12 +60,6 @@ def cpu_logits(lab: Lab, model, input_ids) -> torch.Tensor:
         return model.train()(input_ids).logits
 
 
-def on_fake_gpu(mode, t: torch.Tensor) -> torch.Tensor:
-    """A fake copy of `t` on cuda:0: its shape, dtype and device, no data."""
-    with mode:
-        return mode.from_tensor(t).to(FAKE)
-
-
 # The failing lines, as functions, so that the frame where the error surfaces reads as the step's code.
 def cross_entropy(logits, labels, loss_fn=torch.nn.functional.cross_entropy):
     return loss_fn(logits, labels)
@@ -79,25 +73,16 @@ def add_bias(logits, bias):
     return logits + bias
 
 
-def simulate(lab: Lab, r: BreakResult, fn, tensors: dict[str, torch.Tensor], key: str = "sim.fake_step") -> None:
-    """Run one failing line on fake tensors: the ones to put on the GPU are given as FAKE_-prefixed names."""
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    args = {}
-    for name, t in tensors.items():
-        gpu = name.startswith("gpu:")
-        args[name.removeprefix("gpu:")] = on_fake_gpu(mode, t) if gpu else t
-    simulated(r, key, "")
+def failing_line(lab: Lab, r: BreakResult, fn, tensors: dict[str, torch.Tensor], key: str = "sim.fake_step") -> None:
+    """Run one failing line of the step on the target: the tensors named "gpu:..." placed there (a GPU,
+    or fake tensors on a fake cuda:0), the others as the step left them, on the CPU."""
+    args = {name.removeprefix("gpu:"): lab.run.place(t) if name.startswith("gpu:") else t
+            for name, t in tensors.items()}
+    mark(lab, r, key, "", note="gpu.step_split")
     r.tensors = [row(name, t) for name, t in args.items()]
-    with mode, torch.no_grad():
+    with lab.run.running():
         attempt(r, lambda: fn(*args.values()))
-    expect_device_error(r)
-
-
-def for_real(lab: Lab, sc, r: BreakResult) -> None:
-    """On a GPU host: the broken script itself, on cuda."""
-    r.device = "cuda:0"
-    attempt_script(lab, sc, r)
-    run_fix(lab, sc, r)
+    expect_device_error(lab, r)
 
 
 @scenario(
@@ -118,19 +103,18 @@ def for_real(lab: Lab, sc, r: BreakResult) -> None:
     after="input_ids, labels = input_ids.to(device), labels.to(device)\nlogits = model(input_ids).logits\n"
           "loss = loss_fn(logits, labels)",
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="training",
     bundled_only=True,
     script=Script("train", broken=changed(MOVE, "input_ids = input_ids.to(device)   # the labels stay on the CPU"),
                   fix=STEP),
 )
 def labels_on_cpu(lab: Lab, r: BreakResult) -> None:
-    if lab.gpu:
-        return for_real(lab, labels_on_cpu, r)
     input_ids, labels = batch(lab)
     logits = cpu_logits(lab, lab.copy(), input_ids)
-    simulate(lab, r, cross_entropy, {"gpu:logits[:, :-1].flatten(0, 1)": logits[:, :-1].flatten(0, 1),
+    failing_line(lab, r, cross_entropy, {"gpu:logits[:, :-1].flatten(0, 1)": logits[:, :-1].flatten(0, 1),
                                      "labels[:, 1:].flatten()": labels[:, 1:].flatten()})
-    real_gpu(r, "nll_loss_forward", "target", "cpu", FAKE)
+    real_gpu(r, "nll_loss_forward", "target", "cpu", lab.run.target.device)
     run_fix(lab, labels_on_cpu, r)
 
 
@@ -163,6 +147,7 @@ class WeightedLoss(nn.Module):
     before="weights = torch.linspace(0.5, 1.0, n)",
     after="weights = torch.linspace(0.5, 1.0, n, device=losses.device)",
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="training",
     bundled_only=True,
     script=Script("train", helpers="", broken=WEIGHTED.format(device="") + changed(
@@ -171,15 +156,13 @@ class WeightedLoss(nn.Module):
             LOSS, "loss = WeightedLoss()(logits[:, :-1], labels[:, 1:])")),
 )
 def tensor_in_forward(lab: Lab, r: BreakResult) -> None:
-    if lab.gpu:
-        return for_real(lab, tensor_in_forward, r)
     input_ids, labels = batch(lab)
     logits = cpu_logits(lab, lab.copy(), input_ids)
     losses = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten(),
                                                reduction="none")
-    simulate(lab, r, weigh, {"gpu:losses": losses, "weights = torch.linspace(0.5, 1.0, n)":
-                             torch.linspace(0.5, 1.0, losses.numel())})
-    real_gpu(r, "mul.Tensor", "other", "cpu", FAKE)
+    failing_line(lab, r, weigh, {"gpu:losses": losses, "weights = torch.linspace(0.5, 1.0, n)":
+                                 torch.linspace(0.5, 1.0, losses.numel())})
+    real_gpu(r, "mul.Tensor", "other", "cpu", lab.run.target.device)
     run_fix(lab, tensor_in_forward, r)
 
 
@@ -248,6 +231,7 @@ LABELS_UNREG = {
     before="self.bias = bias",
     after='self.register_buffer("bias", bias, persistent=False)',
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="training",
     bundled_only=True,
     labels=LABELS_UNREG,
@@ -259,13 +243,11 @@ def unregistered_tensor(lab: Lab, r: BreakResult) -> None:
                   "plain_attribute_in_state_dict": plain_saved,
                   "buffer_persistent_false_in_state_dict": buf_saved,
                   "buffer_persistent_true_in_state_dict": _moved_to_meta(True, persistent=True)[1]}
-    if lab.gpu:
-        return for_real(lab, unregistered_tensor, r)
     input_ids, _labels = batch(lab)
     logits = cpu_logits(lab, lab.copy(), input_ids)
     bias = torch.zeros(logits.shape[-1])
-    simulate(lab, r, add_bias, {"gpu:self.lm(input_ids).logits": logits, "self.bias": bias})
-    real_gpu(r, "add.Tensor", "other", "cpu", FAKE)
+    failing_line(lab, r, add_bias, {"gpu:self.lm(input_ids).logits": logits, "self.bias": bias})
+    real_gpu(r, "add.Tensor", "other", "cpu", lab.run.target.device)
     run_fix(lab, unregistered_tensor, r)
 
 
@@ -299,6 +281,7 @@ LABELS_TO = {
     before="input_ids.to(device), labels.to(device)",
     after="input_ids, labels = input_ids.to(device), labels.to(device)",
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="training",
     bundled_only=True,
     labels=LABELS_TO,
@@ -313,19 +296,15 @@ def to_not_reassigned(lab: Lab, r: BreakResult) -> None:
                   "tensor_dtype_after_unassigned_to": str(t.dtype).removeprefix("torch."),
                   "module_to_returns_same_object": m.to(torch.float64) is m,
                   "module_dtype_after_unassigned_to": str(m.weight.dtype).removeprefix("torch.")}
-    if lab.gpu:
-        return for_real(lab, to_not_reassigned, r)
-
     input_ids, _labels = batch(lab)
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    model = fake_copy(bundled()[0], mode)  # the model did move (Module.to works in place)
-    simulated(r, "sim.fake_cuda", "")
+    model = lab.run.place(bundled()[0])  # the model did move (Module.to works in place)
+    mark(lab, r, "sim.fake_cuda", "")
     r.tensors = [row("input_ids (not reassigned)", input_ids),
                  row("transformer.wte.weight", model.get_input_embeddings().weight)]
-    with mode, torch.no_grad():
+    with lab.run.running():
         attempt(r, lambda: greedy(model, input_ids, steps=1))
-    expect_device_error(r)
-    real_gpu(r, "index_select", "index", "cpu", FAKE)
+    expect_device_error(lab, r)
+    real_gpu(r, "index_select", "index", "cpu", lab.run.target.device)
     run_fix(lab, to_not_reassigned, r)
 
 
@@ -362,6 +341,7 @@ LABELS_LOSS = {
     before="loss_fn = nn.CrossEntropyLoss(weight=w)",
     after="loss_fn = nn.CrossEntropyLoss(weight=w).to(device)",
     needs_gpu=True,
+    expect=GPU_MEETS_CPU,
     group="training",
     bundled_only=True,
     labels=LABELS_LOSS,
@@ -375,44 +355,77 @@ def loss_weight_not_moved(lab: Lab, r: BreakResult) -> None:
     r.measured = {"buffers_of_CrossEntropyLoss()": [n for n, _ in torch.nn.CrossEntropyLoss().named_buffers()],
                   "buffers_of_CrossEntropyLoss(weight=w)": [n for n, _ in weighted.named_buffers()],
                   "weight_after_loss_fn.to('meta')": str(weighted.to("meta").weight.device)}
-    if lab.gpu:
-        return for_real(lab, loss_weight_not_moved, r)
     input_ids, labels = batch(lab)
     logits = cpu_logits(lab, lab.copy(), input_ids)
     counts = torch.bincount(labels.flatten(), minlength=logits.shape[-1]).float()
     loss_fn = torch.nn.CrossEntropyLoss(weight=1.0 / (counts + 1.0))
-    simulate(lab, r, lambda lg, lb: cross_entropy(lg, lb, loss_fn),
-             {"gpu:logits[:, :-1].flatten(0, 1)": logits[:, :-1].flatten(0, 1),
-              "gpu:labels[:, 1:].flatten()": labels[:, 1:].flatten()})
+    failing_line(lab, r, lambda lg, lb: cross_entropy(lg, lb, loss_fn),
+                 {"gpu:logits[:, :-1].flatten(0, 1)": logits[:, :-1].flatten(0, 1),
+                  "gpu:labels[:, 1:].flatten()": labels[:, 1:].flatten()})
     r.tensors.append(row("loss_fn.weight", loss_fn.weight))
-    real_gpu(r, "nll_loss_forward", "weight", "cpu", FAKE)
+    real_gpu(r, "nll_loss_forward", "weight", "cpu", lab.run.target.device)
     run_fix(lab, loss_weight_not_moved, r)
+
+
+def forward(model, input_ids):
+    return model(input_ids).logits
+
+
+def cuda_call_here() -> str:
+    """What `tensor.cuda()` does on this machine, live: the device it lands on, or what it raises."""
+    try:
+        return str(torch.ones(1).cuda().device)
+    except Exception as e:  # a PyTorch without CUDA, or no GPU visible: its own exception
+        return f"{type(e).__name__}: {e}"
+
+
+LABELS_CUDA = {"cuda_call_here": W("what tensor.cuda() does on this machine (live)",
+                                   "在这台机器上 tensor.cuda() 的结果（实测）")}
 
 
 @scenario(
     "cuda-mixed-to", 18,
     title=W("Training: .cuda() mixed into device-agnostic code", "训练：在与设备无关的代码里混用 .cuda()"),
     explain=W(
-        "The script chooses `device` from what is available, then one line calls `.cuda()` anyway. On this "
-        "CPU-only machine that line raises, live: PyTorch was built without CUDA. On a machine with several "
-        "GPUs it silently picks the current GPU (`cuda:0`), which may not be `device` (say `cuda:1`), and "
-        "the next operator raises the device mismatch. Use `.to(device)` everywhere, once the device is "
-        "chosen.",
+        "The script chooses `device` from what is available, then one line calls `.cuda()` anyway. Where "
+        "PyTorch has no CUDA, that line raises at once (what it does on this machine is measured below). On a "
+        "machine with several GPUs it silently picks the current GPU (`cuda:0`), which may not be `device` "
+        "(say `cuda:1`): the model's first operator then meets its weights on cuda:1 and the inputs on "
+        "cuda:0, and raises the device mismatch shown above (simulated with two fake GPUs where the machine "
+        "has fewer than two). Use `.to(device)` everywhere, once the device is chosen.",
         "脚本根据可用情况选好了 `device`，可有一行还是调用了 `.cuda()`。"
-        "在这台只有 CPU 的机器上，这一行会当场报错：这个 PyTorch 编译时没有 CUDA。"
+        "在没有 CUDA 的 PyTorch 上，这一行立刻报错（这台机器上的结果见下面的实测）。"
         "在有多块 GPU 的机器上，它会默默选用当前 GPU（`cuda:0`），"
-        "而它不一定是 `device`（比如 `cuda:1`），于是下一个算子报设备不匹配。"
+        "而它不一定是 `device`（比如 `cuda:1`）：于是模型的第一个算子遇到 cuda:1 上的权重和 cuda:0 上的输入，"
+        "报出上面的设备不匹配（机器上的 GPU 少于两块时，用两块伪 GPU 模拟）。"
         "选定设备之后，处处使用 `.to(device)`。",
     ),
     before="input_ids, labels = input_ids.cuda(), labels.cuda()",
     after="input_ids, labels = input_ids.to(device), labels.to(device)",
+    needs_gpu=True,
+    devices=2,  # the mistake shows only where `device` is not the current GPU: cuda:1 against cuda:0
+    real_on=("cuda",),
+    # the embedding meets weights on cuda:1 and ids on cuda:0: FakeTensor's wording, or (two real GPUs) the
+    # CUDA index_select wrapper's, built by gpu_wording.same_device("index_select", "index", "cuda:0", "cuda:1")
+    expect={"simulated": Outcome(RuntimeError, same_device("cuda:1", "cuda:0")),
+            "cuda2": Outcome(RuntimeError, same_device(r"cuda:\d+", "cuda:0"))},
     group="training",
     bundled_only=True,
+    labels=LABELS_CUDA,
     script=Script("train", broken=changed(MOVE, "input_ids, labels = input_ids.cuda(), labels.cuda()"), fix=STEP),
 )
 def cuda_mixed_to(lab: Lab, r: BreakResult) -> None:
-    ns = attempt_script(lab, cuda_mixed_to, r)
-    r.tensors = [row("input_ids", ns["input_ids"]), row("labels", ns["labels"])]
+    r.measured = {"cuda_call_here": cuda_call_here()}
+    input_ids, _labels = batch(lab)
+    model = lab.run.place(bundled()[0])  # model.to(device): device is cuda:1
+    ids = lab.run.place(input_ids, device="cuda:0")  # what .cuda() picks: the current GPU, cuda:0 unless set
+    mark(lab, r, "sim.two_gpus", "", note="gpu.step_split")
+    r.tensors = [row("input_ids (.cuda())", ids), row("transformer.wte.weight (.to(device))",
+                                                      model.get_input_embeddings().weight)]
+    with lab.run.running():
+        attempt(r, lambda: forward(model, ids))
+    expect_device_error(lab, r)
+    real_gpu(r, "index_select", "index", "cuda:0", lab.run.target.device)
     run_fix(lab, cuda_mixed_to, r)
 
 

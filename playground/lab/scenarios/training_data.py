@@ -2,8 +2,8 @@
 
 The same step as `playground.lab.scenarios.training`, changed in one place. The autocast one raises
 live on this CPU (with bfloat16); pinning is measured live (it warns and does nothing without an
-accelerator); `.numpy()` on a GPU tensor is raised live on the meta device, the one other device
-here, by the same check and template a GPU meets.
+accelerator); `.numpy()` on a GPU tensor is raised live on the scenario's target: a GPU, or the meta
+device, the one other device here, by the same check and template a GPU meets.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import torch
 from playground.core.i18n import W
 from playground.lab import gpu_wording
 from playground.lab.capture import attempt
-from playground.lab.harness import Lab, attempt_script, row, run_fix, scenario, simulated
+from playground.lab.harness import Lab, attempt_script, mark, row, run_fix, scenario
 from playground.lab.library_text import TORCH_LIB
+from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult
-from playground.lab.scenarios.training import LOSS, STEP, batch, changed, cpu_logits, for_real
+from playground.lab.scenarios.training import LOSS, STEP, batch, changed, cpu_logits
 from playground.lab.scripts import Script
 
 HEAD_OUTSIDE = """
@@ -56,6 +57,8 @@ STEP_NO_LOSS = changed(LOGITS + LOSS + "\n", "", STEP)
            "score = head(logits[:, -1])",
     after="with torch.autocast(device_type=device, dtype=torch.bfloat16):\n    logits = model(input_ids).logits\n"
           "    score = head(logits[:, -1])",
+    # at::native's matmul dtype check, the same on every device (here: live on the CPU)
+    expect=Outcome(RuntimeError, r"mat1 and mat2 must have the same dtype.*BFloat16 and Float"),
     group="training",
     bundled_only=True,
     script=Script("train", broken=changed("loss.backward()", HEAD_OUTSIDE.format(score=OUTSIDE).strip("\n")
@@ -107,6 +110,7 @@ LABELS_PIN = {
     ),
     before="DataLoader(dataset, batch_size=4, pin_memory=True)",
     after="DataLoader(dataset, batch_size=4, pin_memory=torch.cuda.is_available())",
+    expect=Outcome(None),
     group="training",
     silent=True,
     bundled_only=True,
@@ -152,6 +156,11 @@ def accuracy(predictions, targets):
     before="accuracy = (predictions == labels).float().mean().numpy()",
     after="accuracy = (predictions == labels).float().mean().item()",
     needs_gpu=True,
+    stand_in="meta",
+    # Tensor.numpy()'s check names the device (torch/csrc/utils/tensor_numpy.cpp, in libtorch_python.so)
+    expect={"simulated": Outcome(TypeError, r"can't convert meta device type tensor to numpy"),
+            "cuda": Outcome(TypeError, r"can't convert cuda:\d+ device type tensor to numpy"),
+            "mps": Outcome(TypeError, r"can't convert mps(:\d+)? device type tensor to numpy")},
     group="training",
     bundled_only=True,
     script=Script("train", broken=changed(
@@ -159,22 +168,19 @@ def accuracy(predictions, targets):
         fix=changed('print(f"one training step on {device}: loss {loss.item():.3f}")', METRIC.format(read=ITEM))),
 )
 def numpy_on_gpu(lab: Lab, r: BreakResult) -> None:
-    if lab.gpu:
-        return for_real(lab, numpy_on_gpu, r)
     input_ids, labels = batch(lab)
     logits = cpu_logits(lab, lab.copy(), input_ids)
-    predictions = logits[:, :-1].argmax(-1).to("meta")  # standing in for the GPU: a real second device
-    targets = labels[:, 1:].to("meta")
+    predictions = lab.run.place(logits[:, :-1].argmax(-1))  # on the GPU (meta standing in: a real second device)
+    targets = lab.run.place(labels[:, 1:])
     r.tensors = [row("predictions", predictions), row("labels", targets)]
-    attempt(r, lambda: accuracy(predictions, targets))
-    simulated(r, "sim.meta_numpy", "")
-    r.device = "meta"
-    if r.raised:
-        built = gpu_wording.refill(r.error_message or "", "meta", "cuda:0",
-                                   " device type tensor to numpy. Use Tensor.cpu() to ",
-                                   TORCH_LIB / "libtorch_python.so")
-        if built:
-            r.real_gpu_message, r.real_gpu_how = built
+    with lab.run.running():
+        attempt(r, lambda: accuracy(predictions, targets))
+    mark(lab, r, "sim.meta_numpy", "", note="gpu.step_split")
+    built = gpu_wording.refill(r.error_message or "", "meta", "cuda:0",
+                               " device type tensor to numpy. Use Tensor.cpu() to ",
+                               TORCH_LIB / "libtorch_python.so") if r.simulated and r.raised else None
+    if built:
+        r.real_gpu_message, r.real_gpu_how = built
     run_fix(lab, numpy_on_gpu, r)
 
 

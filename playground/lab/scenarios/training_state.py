@@ -15,10 +15,11 @@ import torch
 
 from playground.core.i18n import W
 from playground.lab.capture import attempt
-from playground.lab.harness import Lab, attempt_script, row, run_fix, scenario, simulated
+from playground.lab.harness import Lab, attempt_script, mark, row, run_fix, scenario
+from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult
-from playground.lab.scenarios.checkpoints import save_tagged
-from playground.lab.scenarios.training import STEP, batch, changed, for_real
+from playground.lab.scenarios.checkpoints import DESERIALIZE_ON_CUDA, save_tagged
+from playground.lab.scenarios.training import STEP, batch, changed
 from playground.lab.scripts import Script
 
 OPTIMIZER = "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
@@ -67,6 +68,7 @@ def _one_step(model, optimizer, input_ids, labels) -> None:
     ),
     before="optimizer = AdamW(model.parameters())\nmodel = model.to(device)",
     after="model = model.to(device)\noptimizer = AdamW(model.parameters())",
+    expect=Outcome(None),
     group="training",
     silent=True,
     bundled_only=True,
@@ -145,6 +147,7 @@ print("saved on", gpu, "| exp_avg now on", state["exp_avg"].device, "| step on",
     after='checkpoint = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)\n'
           "model.load_state_dict(checkpoint['model']); model.to(device)\n"
           "optimizer.load_state_dict(checkpoint['optimizer'])",
+    expect=Outcome(RuntimeError, DESERIALIZE_ON_CUDA),
     group="training",
     bundled_only=True,
     script=Script("train", setup=GPU_TRAINING_CHECKPOINT, broken="""
@@ -167,15 +170,17 @@ def optimizer_state_from_gpu(lab: Lab, r: BreakResult) -> None:
         run_fix(lab, optimizer_state_from_gpu, r, ckpt=ckpt, gpu=gpu)
 
 
-def data_parallel_as_on_a_gpu_host(module):
-    """`nn.DataParallel(module)` as its constructor sets it up on a host with one GPU (device_ids=[0]).
+def data_parallel_as_on_a_gpu_host(module, device: str):
+    """`nn.DataParallel(module)` as its constructor sets it up with `device` first (device_ids=[index]).
 
-    On this machine the constructor finds no GPU and makes a pass-through wrapper (device_ids=[]), so the
-    attributes its forward reads are set here as it would set them; the forward is DataParallel's own."""
+    Built the same way on every host: without a GPU the constructor would make a pass-through wrapper
+    (device_ids=[]), so the attributes its forward reads are set here as it sets them on a GPU host; the
+    forward is DataParallel's own."""
+    index = torch.device(device).index or 0
     dp = torch.nn.DataParallel.__new__(torch.nn.DataParallel)
     torch.nn.Module.__init__(dp)
-    dp.module, dp.dim, dp.device_ids, dp.output_device = module, 0, [0], 0
-    dp.src_device_obj = torch.device("cuda", 0)
+    dp.module, dp.dim, dp.device_ids, dp.output_device = module, 0, [index], index
+    dp.src_device_obj = torch.device("cuda", index)
     return dp
 
 
@@ -211,6 +216,11 @@ LABELS_DP = {
     before="model = nn.DataParallel(model)",
     after="model = nn.DataParallel(model).to(device)   # or move first, then wrap: the same",
     needs_gpu=True,
+    real_on=("cuda",),  # DataParallel replicates over CUDA devices only
+    # the check in torch/nn/parallel/data_parallel.py, plain Python: the same words on a GPU
+    expect={kind: Outcome(RuntimeError, r"module must have its parameters and buffers on device cuda:\d+ "
+                                        r"\(device_ids\[0\]\) but found one of them on device: cpu")
+            for kind in ("simulated", "cuda")},
     group="training",
     bundled_only=True,
     labels=LABELS_DP,
@@ -223,16 +233,13 @@ def dataparallel_not_moved(lab: Lab, r: BreakResult) -> None:
         "wrap_then_to_meta": str(next(torch.nn.DataParallel(torch.nn.Linear(2, 2)).to("meta").parameters()).device),
         "to_meta_then_wrap": str(next(torch.nn.DataParallel(torch.nn.Linear(2, 2).to("meta")).parameters()).device),
     }
-    if lab.gpu:
-        return for_real(lab, dataparallel_not_moved, r)
     input_ids, _labels = batch(lab)
     model = lab.copy().train()
-    dp = data_parallel_as_on_a_gpu_host(model)
+    dp = data_parallel_as_on_a_gpu_host(model, lab.run.target.device)
     r.tensors = [row("input_ids", input_ids), row("module.transformer.wte.weight", model.get_input_embeddings().weight)]
     attempt(r, lambda: call_data_parallel(dp, input_ids))
-    simulated(r, "sim.data_parallel", "")
-    r.device = "cpu"
-    if r.raised:  # the check is plain Python in torch/nn/parallel/data_parallel.py: a GPU host words it the same
+    mark(lab, r, "sim.data_parallel", "", device="cpu")
+    if r.simulated and r.raised:  # the check is plain Python in torch/nn/parallel/data_parallel.py: a GPU words it so
         r.real_gpu_message = r.error_message
     run_fix(lab, dataparallel_not_moved, r)
 
@@ -266,6 +273,8 @@ STRIP = ('nn.modules.utils.consume_prefix_in_state_dict_if_present(state_dict, "
     ),
     before="model.load_state_dict(torch.load(ckpt))",
     after='sd = torch.load(ckpt)\nconsume_prefix_in_state_dict_if_present(sd, "module.")\nmodel.load_state_dict(sd)',
+    # nn.Module.load_state_dict's strict check (torch/nn/modules/module.py)
+    expect=Outcome(RuntimeError, r"Missing key\(s\) in state_dict.*Unexpected key\(s\).*\"module\."),
     group="training",
     bundled_only=True,
     script=Script("train", setup=DP_CHECKPOINT, broken="""
@@ -319,6 +328,7 @@ LABELS_STRICT = {
     ),
     before="model.load_state_dict(state_dict, strict=False)",
     after="model.load_state_dict(state_dict)   # strict: a mismatch raises",
+    expect=Outcome(None),
     group="training",
     silent=True,
     bundled_only=True,
