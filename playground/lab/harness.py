@@ -89,9 +89,11 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
              script: scripts.Script, expect: Outcome | dict[str, Outcome], needs_gpu: bool = False,
              silent: bool = False, labels: dict[str, W] | None = None, bundled_only: bool = False,
              devices: int = 1, real_on: tuple[str, ...] = ("cuda", "mps"),
-             stand_in: str = "fake") -> Callable[[Callable], Scenario]:
+             stand_in: str = "fake", words: dict[str, W] | None = None) -> Callable[[Callable], Scenario]:
     """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
-    here, beside its code, and are registered as i18n keys (scenario.<id>.title, .explain, .label.<key>)."""
+    beside its code and are registered as i18n keys: scenario.<id>.title, .explain, .label.<measured key>,
+    and its own other words (`words`: a simulation's note, say) as scenario.<id>.<name>, which its code says
+    by those keys."""
     if group not in GROUPS:
         raise ValueError(f"{sid}: group {group!r} is not one of {GROUPS}")
     expect = {"*": expect} if isinstance(expect, Outcome) else dict(expect)
@@ -99,6 +101,8 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
         raise ValueError(f"{sid}: expected outcomes keyed by {sorted(set(expect) - {*KINDS, '*'})}, not {KINDS}")
     title, explain = register(f"scenario.{sid}.title", title), register(f"scenario.{sid}.explain", explain)
     labels = {k: register(f"scenario.{sid}.label.{k}", w) for k, w in (labels or {}).items()}
+    for name, w in (words or {}).items():
+        register(f"scenario.{sid}.{name}", w)
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,

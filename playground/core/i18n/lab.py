@@ -96,18 +96,6 @@ TEXT: dict[str, W] = {
         "真实 GPU 往往更早失败，在算子的 CUDA 内核的设备检查里，措辞也不同：它的消息显示在下面。"
         "下面修复后的流程在 CPU 上运行。",
     ),
-    "sim.conv_dtype": W(
-        "Simulated: this machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
-        "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
-        "here the weight stays float32 and the input is bfloat16: the same check fires with its own message. "
-        "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
-        "instead of two CPU dtypes. The fixed run below happens on the CPU.",
-        "模拟：这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
-        "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里权重保持 float32、"
-        "输入是 bfloat16：同一个检查用它自己的消息报错。在 GPU 上，"
-        "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
-        "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
-    ),
     "sim.both": W("{how} {differs}", "{how}{differs}"),  # how a run was simulated, then how a real GPU differs
     "sim.big_model": W(
         "The loaded model is too large to copy for this scenario ({size}); it ran on the bundled model.",
@@ -143,11 +131,6 @@ TEXT: dict[str, W] = {
     "gpu.refill": W(
         "The same check and template (in the installed `{lib}`) raised it here with {old}; a GPU names {new}.",
         "这里由同一个检查和模板（在已安装的 `{lib}` 中）用 {old} 触发；在 GPU 上它写的是 {new}。",
-    ),
-    "gpu.template": W(
-        "The warning's template in the installed Transformers (`{source}`), filled in as a GPU host fills it: "
-        "input_ids on cuda, the model on cpu.",
-        "已安装的 Transformers 中这条警告的模板（`{source}`），按有 GPU 的机器的情况填入：input_ids 在 cuda，模型在 cpu。",
     ),
     "ui.real_gpu": W("What a real GPU raises, with the installed torch", "真实 GPU 会抛出的消息（已安装的 torch）"),
     "ui.real_gpu_generate": W("What a GPU host prints, with the installed Transformers",
@@ -191,54 +174,10 @@ TEXT: dict[str, W] = {
         "（在这个 PyTorch 版本里，完整的前向传播无法在伪 cuda 张量上运行：对它切片需要 CUDA 设备保护）。"
         "上面的消息是 PyTorch 自己的设备检查抛出的。下面修复后的训练步骤在 CPU 上真实运行。",
     ),
-    "sim.two_gpus": W(
-        "Simulated with two fake GPUs: this machine has fewer than two CUDA devices. The batch was made for real "
-        "on the CPU; the forward pass ran on PyTorch's fake tensors, with the model on a fake cuda:1 (`device`) "
-        "and the input ids where `.cuda()` puts them, on the current GPU, a fake cuda:0. PyTorch's own device "
-        "check raised the message above; a real pair of GPUs words it as shown below. What `.cuda()` does on "
-        "this machine is measured below. The fixed step ran for real, on this machine's `device`.",
-        "用两块伪 GPU 模拟：这台机器的 CUDA 设备少于两块。批次在 CPU 上真实生成；"
-        "前向传播在 PyTorch 的伪张量上运行，模型在伪造的 cuda:1（`device`）上，"
-        "输入 id 在 `.cuda()` 放置它们的地方，即当前 GPU，伪造的 cuda:0。"
-        "上面的消息是 PyTorch 自己的设备检查抛出的；真实的两块 GPU 的措辞见下面。"
-        "`.cuda()` 在这台机器上的结果见下面的实测。修复后的训练步骤在这台机器的 `device` 上真实运行。",
-    ),
     "gpu.step_split": W(
         "The training step up to the failing line ran on the CPU; the failing line ran on {device}, with the "
         "tensors listed below.",
         "出错行之前的训练步骤在 CPU 上运行；出错的那一行在 {device} 上运行，涉及的张量列在下面。",
     ),
-    "sim.data_parallel": W(
-        "Simulated: this machine has no GPU, so nn.DataParallel's constructor makes a pass-through wrapper "
-        "(device_ids=[]). The lab set its attributes as the constructor sets them on a host with one GPU "
-        "(device_ids=[0], source device cuda:0); the forward that raised above is DataParallel's own, "
-        "unchanged. The fixed step below ran for real on the CPU.",
-        "模拟：这台机器没有 GPU，所以 nn.DataParallel 的构造函数只生成一个直通包装（device_ids=[]）。"
-        "实验室按有一块 GPU 的机器上构造函数的做法设置了它的属性（device_ids=[0]，源设备 cuda:0）；"
-        "上面抛出错误的 forward 是 DataParallel 自己的，未作改动。下面修复后的训练步骤在 CPU 上真实运行。",
-    ),
-    "sim.meta_numpy": W(
-        "Simulated with the meta device: this machine has no GPU, and meta is a real second device. The "
-        "predictions were computed for real on the CPU, then placed on meta, where .numpy() meets the same "
-        "check a GPU tensor meets.",
-        "用 meta 设备模拟：这台机器没有 GPU，而 meta 是一个真实存在的第二种设备。"
-        "预测值先在 CPU 上真实计算，再放到 meta 上，.numpy() 在那里遇到与 GPU 张量相同的检查。",
-    ),
-    "sim.generate_check": W(
-        "Simulated with the meta device: this machine has no GPU, and generate() cannot run on fake tensors "
-        "(it reads token values to decide when to stop). Transformers' own generate() ran with input_ids on "
-        "meta, a real second device type that holds shapes but no data, so its device-type check fired and "
-        "printed the warning above, live (it names meta where a GPU host names cuda: see beside). The run was "
-        "stopped at that check, because meta tensors hold no tokens to generate from; the special token ids "
-        "were unset on a shallow copy of the model so that it reached the check first. Run as a file on a GPU "
-        "host, the broken script prints the warning, then generation succeeds.",
-        "用 meta 设备模拟：这台机器没有 GPU，而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
-        "Transformers 自己的 generate() 以放在 meta 上的 input_ids 运行；meta 是真实的第二种设备类型，"
-        "只有形状没有数据，所以它的设备类型检查触发，实时打印了上面的警告"
-        "（这里写的是 meta，有 GPU 的机器上写的是 cuda：见旁边）。运行在这个检查处被停下，"
-        "因为 meta 张量里没有可供生成的 token；我们在模型的浅拷贝上取消了特殊 token 的 id，"
-        "让它先到达这个检查。在有 GPU 的机器上把出错的脚本作为文件运行，会先打印警告，然后生成成功。",
-    ),
-    "sim.generate_stopped": W("Stopped at the check: {frame}", "在检查处停下：{frame}"),
     "ui.fake_device": W("{device} (fake)", "{device}（模拟）"),  # a tensor of the lab's FakeTensorMode
 }
