@@ -27,6 +27,10 @@ MUTABLE_GLOBALS = {
     # the shared model
     "playground.run.slot.SLOT": "the one loaded model every visitor shares (page, API, CLI), behind its lock: "
                                 "two visitors' models side by side would not fit a Space's RAM",
+    # the words
+    "playground.core.i18n.TABLE": "every word by its key: the area tables, and the words the lab's scenarios, "
+                                  "diagnoses and claims register beside their code when imported (register adds a "
+                                  "key once, and never changes a word)",
     # resident objects and what they hold
     "playground.lab.harness.bundled": "a second resident model: the bundled model and tokenizer (CPU, float32) that "
                                       "the lab, the fact-check and the diagnoser work on, loaded once per process",

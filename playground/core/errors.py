@@ -2,8 +2,9 @@
 
 Raised as `UserError.of(key, **fields)`, its sentence lives in the i18n tables in
 English and Chinese: `str(e)` is the English (the API and the CLI answer in
-English), `e.text("zh")` the Chinese the page shows. A plain `UserError(message)`
-(a message that embeds a library's own words) is English only.
+English), `e.text("zh")` the Chinese the page shows, `e.said` what a report keeps.
+A plain `UserError(message)` is English only: the CLI's own refusals, which no page
+reaches (tests/core/test_i18n_keys.py lists where it may be raised).
 
 A message that quotes what the visitor typed goes through `shown()`, so a
 right-to-left override or a control character in the input cannot rearrange or
@@ -15,7 +16,7 @@ from __future__ import annotations
 import reprlib
 import unicodedata
 
-from playground.core.i18n import t
+from playground.core.i18n import Said, t
 
 
 class UserError(ValueError):
@@ -33,6 +34,12 @@ class UserError(ValueError):
         if lang == "en" or not self.key:
             return str(self)
         return t(self.key, lang, **self.fields)
+
+    @property
+    def said(self) -> Said | str:
+        """What a report keeps of it: its key and fields, said later in either language (the English
+        of a message without a key)."""
+        return Said(self.key, self.fields) if self.key else str(self)
 
 
 # Unicode categories shown escaped when a message quotes the visitor: control (Cc),

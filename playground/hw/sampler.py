@@ -258,24 +258,31 @@ class _RamReader:
         self._fds = None
 
 
-# What the loaders' progress descriptions start with -> the phase they begin.
-PROGRESS_PHASES = (("download:", "download"), ("estimate:", "estimate"),
-                   ("import:", "import"), ("load:", "load"), ("migrate:", "migrate"), ("model.eval", "eval"),
-                   ("building", "build"), ("init", "build"), ("writing", "build"))
+# The progress lines that begin a phase of a load (their i18n keys) -> that phase. A line is a
+# `phrase(key, ...)`, which remembers its key, so rewording a line in either language cannot drop a
+# phase; a line not listed here (the tokenizer, "loaded", a build's "ready") continues the phase before it.
+PROGRESS_PHASES = {
+    "progress.download_check": "download", "progress.download": "download", "progress.downloaded": "download",
+    "progress.estimate": "estimate",
+    "progress.import": "import",
+    "progress.load": "load", "progress.load_auto": "load",
+    "progress.migrate": "migrate",
+    "progress.eval": "eval",
+    "progress.synth_build": "build", "progress.synth_init": "build", "progress.synth_write": "build",
+}
 
 
 def marking_progress(s: Sampler, progress=None):
     """Wrap a (fraction, description) progress callback so that the descriptions the loader
-    and `synthetic.ensure` report ("load: ...", "migrate: ...") also mark the sampler's phases."""
+    and `synthetic.ensure` report (`phrase("progress.load")`, ...) also mark the sampler's phases."""
     current = [None]
 
     def cb(frac: float, desc: str) -> None:
-        for prefix, phase in PROGRESS_PHASES:
-            if desc.startswith(prefix):
-                if current[0] != phase:
-                    current[0] = phase
-                    s.mark(phase)
-                break
+        said = getattr(desc, "said", None)  # a Phrase: its key says which line it is, in any language
+        phase = PROGRESS_PHASES.get(said.key) if said is not None else None
+        if phase is not None and current[0] != phase:
+            current[0] = phase
+            s.mark(phase)
         if progress is not None:
             progress(frac, desc)
 

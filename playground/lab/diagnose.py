@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from playground.core.i18n import Said, bilingual, said
 from playground.lab import messages
 from playground.lab.diagnoses import EXTRA, Diagnosis  # noqa: F401  (Diagnosis: re-exported)
 from playground.lab.scenarios import SCENARIOS
@@ -99,10 +100,8 @@ class Match:
     id: str
     score: float
     scenario: bool  # True when the lab can reproduce it
-    title_en: str
-    title_zh: str
-    explanation_en: str
-    explanation_zh: str
+    title: Said
+    explanation: Said
     fix_before: str
     fix_after: str
     matched: list[str] = field(default_factory=list)  # the lines of the pasted text that matched
@@ -122,7 +121,7 @@ class DiagnoseResult:
         return {
             "recognised": self.recognised,
             "matches": self.ids(),
-            "explanations": [asdict(m) for m in self.matches],
+            "explanations": [bilingual(asdict(m), "title", "explanation") for m in self.matches],
             "text_chars": self.text_chars,
             "scanned_chars": self.scanned_chars,
         }
@@ -232,7 +231,7 @@ def diagnose(text: str) -> DiagnoseResult:
         d = SCENARIOS.get(sid) or EXTRA[sid]
         matches.append(Match(
             id=sid, score=round(scores[sid], 3), scenario=sid in SCENARIOS,
-            title_en=d.title.en, title_zh=d.title.zh, explanation_en=d.explain.en, explanation_zh=d.explain.zh,
+            title=said(d.title), explanation=said(d.explain),
             fix_before=d.before, fix_after=d.after, matched=lines.get(sid, []),
         ))
     return DiagnoseResult(recognised=bool(matches), matches=matches, text_chars=n, scanned_chars=len(scanned))

@@ -9,22 +9,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.core.i18n import W
+from playground.core.i18n import W, register
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A mistake the diagnoser knows that the lab cannot run: its words and its fix."""
+    """A mistake the diagnoser knows that the lab cannot run: its words (i18n keys) and its fix."""
 
-    title: W
-    explain: W
+    id: str
+    title: str  # diagnosis.<id>.title
+    explain: str  # diagnosis.<id>.explain
     before: str
     after: str
 
 
+def diagnosis(did: str, *, title: W, explain: W, before: str, after: str) -> Diagnosis:
+    """A diagnosis, its words registered as i18n keys here, beside it."""
+    return Diagnosis(did, register(f"diagnosis.{did}.title", title), register(f"diagnosis.{did}.explain", explain),
+                     before, after)
+
+
 # Diagnoses that are not lab scenarios: their words and fixes live here, the scenarios' with the scenarios.
-EXTRA: dict[str, Diagnosis] = {
-    "quantized-moved": Diagnosis(
+EXTRA: dict[str, Diagnosis] = {d.id: d for d in (
+    diagnosis(
+        "quantized-moved",
         title=W("A bitsandbytes 4-bit or 8-bit model moved with .to()",
                 "用 .to() 移动 bitsandbytes 的 4 位或 8 位模型"),
         explain=W(
@@ -40,7 +48,8 @@ EXTRA: dict[str, Diagnosis] = {
         before='model = AutoModelForCausalLM.from_pretrained(\n    name, quantization_config=BitsAndBytesConfig(load_in_4bit=True))\nmodel.to("cuda")',
         after='model = AutoModelForCausalLM.from_pretrained(\n    name, quantization_config=BitsAndBytesConfig(load_in_4bit=True),\n    device_map="auto")\ninputs = inputs.to(model.device)  # move the inputs, not the model',
     ),
-    "device-side-assert": Diagnosis(
+    diagnosis(
+        "device-side-assert",
         title=W("CUDA device-side assert: usually an index out of range",
                 "CUDA device-side assert：通常是索引越界"),
         explain=W(
@@ -62,7 +71,8 @@ EXTRA: dict[str, Diagnosis] = {
         before='ids = tokenizer(text, return_tensors="pt").input_ids.to("cuda")\nmodel(ids)',
         after='ids = tokenizer(text, return_tensors="pt").input_ids\nvocab = model.get_input_embeddings().num_embeddings\nassert int(ids.max()) < vocab, (int(ids.max()), vocab)\n# added tokens? model.resize_token_embeddings(len(tokenizer))\nmodel(ids.to(model.device))',
     ),
-    "no-cuda": Diagnosis(
+    diagnosis(
+        "no-cuda",
         title=W("CUDA asked for on a machine or a PyTorch build without it",
                 "在没有 CUDA 的机器或 PyTorch 版本上请求 CUDA"),
         explain=W(
@@ -77,7 +87,8 @@ EXTRA: dict[str, Diagnosis] = {
         before='model.to("cuda")',
         after='device = "cuda" if torch.cuda.is_available() else "cpu"\nmodel.to(device)',
     ),
-    "mps-float64": Diagnosis(
+    diagnosis(
+        "mps-float64",
         title=W("float64 on Apple's MPS",
                 "在 Apple 的 MPS 上使用 float64"),
         explain=W(
@@ -91,4 +102,4 @@ EXTRA: dict[str, Diagnosis] = {
         before='x = torch.from_numpy(array).to("mps")  # float64',
         after='x = torch.from_numpy(array).float().to("mps")',
     ),
-}
+)}

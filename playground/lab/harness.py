@@ -22,7 +22,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import threads
 from playground.core.errors import UserError
-from playground.core.i18n import W, said, t
+from playground.core.i18n import W, register, said
 from playground.core.inputs import DEFAULT_PROMPT
 from playground.core.paths import BUNDLED_DIR
 from playground.core.units import fmt_bytes
@@ -43,19 +43,19 @@ GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training")
 
 @dataclass(frozen=True)
 class Scenario:
-    """One mistake: its code (`fn(lab, result)`), its words in both languages, the fix as code, and what
-    it is expected to do on each kind of target (`expect`, keyed by `target.KINDS` or "*")."""
+    """One mistake: its code (`fn(lab, result)`), its words (i18n keys, registered by `scenario`), the fix
+    as code, and what it is expected to do on each kind of target (`expect`, keyed by `target.KINDS` or "*")."""
 
     id: str
     number: int
     fn: Callable
-    title: W
-    explain: W
+    title: str  # scenario.<id>.title
+    explain: str  # scenario.<id>.explain
     before: str
     after: str
     needs_gpu: bool = False
     silent: bool = False
-    labels: dict[str, W] = field(default_factory=dict)  # what each `measured` key means
+    labels: dict[str, str] = field(default_factory=dict)  # what each `measured` key means: its i18n key
     group: str = "device"
     script: scripts.Script | None = None
     bundled_only: bool = False  # its scripts read the bundled model's files: it runs on the bundled model
@@ -76,17 +76,24 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
              script: scripts.Script, expect: Outcome | dict[str, Outcome], needs_gpu: bool = False,
              silent: bool = False, labels: dict[str, W] | None = None, bundled_only: bool = False,
              devices: int = 1, real_on: tuple[str, ...] = ("cuda", "mps"),
-             stand_in: str = "fake") -> Callable[[Callable], Scenario]:
-    """Decorate a scenario's function: the name it is defined under becomes the `Scenario`."""
+             stand_in: str = "fake", words: dict[str, W] | None = None) -> Callable[[Callable], Scenario]:
+    """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
+    beside its code and are registered as i18n keys: scenario.<id>.title, .explain, .label.<measured key>,
+    and its own other words (`words`: a simulation's note, say) as scenario.<id>.<name>, which its code says
+    by those keys."""
     if group not in GROUPS:
         raise ValueError(f"{sid}: group {group!r} is not one of {GROUPS}")
     expect = {"*": expect} if isinstance(expect, Outcome) else dict(expect)
     if not set(expect) <= {*KINDS, "*"}:
         raise ValueError(f"{sid}: expected outcomes keyed by {sorted(set(expect) - {*KINDS, '*'})}, not {KINDS}")
+    title, explain = register(f"scenario.{sid}.title", title), register(f"scenario.{sid}.explain", explain)
+    labels = {k: register(f"scenario.{sid}.label.{k}", w) for k, w in (labels or {}).items()}
+    for name, w in (words or {}).items():
+        register(f"scenario.{sid}.{name}", w)
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        dict(labels or {}), group, script, bundled_only, expect, devices, real_on, stand_in)
+                        labels, group, script, bundled_only, expect, devices, real_on, stand_in)
 
     return make
 
@@ -225,8 +232,7 @@ def mark(lab: Lab, r: BreakResult, key: str = "sim.fake_cuda", differs: str = "s
     target = lab.run.target
     r.simulated, r.device = target.simulated, device or target.label
     if target.simulated:
-        r.simulation_en = t(key, "en") + (" " + t(differs, "en") if differs else "")
-        r.simulation_zh = t(key, "zh") + (" " + t(differs, "zh") if differs else "")
+        r.simulation = said("sim.both", how=said(key), differs=said(differs)) if differs else said(key)
     elif note:
         r.notes.append(said(note, device=target.device))
 
@@ -251,9 +257,9 @@ def run(sc: Scenario, model=None, tokenizer=None, prompt: str = DEFAULT_PROMPT,
     if model is None:
         model, tokenizer = threads.run(bundled, name="break-it")
     elif not isinstance(model, torch.nn.Module) or not hasattr(model, "get_input_embeddings"):
-        raise UserError("The lab needs a Transformers causal language model. Load one first, or use the bundled model.")
-    r = BreakResult(scenario=sc.id, number=sc.number, title_en=sc.title.en, title_zh=sc.title.zh,
-                    explanation_en=sc.explain.en, explanation_zh=sc.explain.zh, fix_before=sc.before, fix_after=sc.after,
+        raise UserError.of("err.lab_model")
+    r = BreakResult(scenario=sc.id, number=sc.number, title=said(sc.title), explanation=said(sc.explain),
+                    fix_before=sc.before, fix_after=sc.after,
                     group=sc.group, broken_code=sc.script.text("broken"), fix_code=sc.script.text("fix"))
     with _RUN_LOCK:
         t0 = time.perf_counter()

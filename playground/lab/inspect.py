@@ -61,7 +61,7 @@ def _dtype(x: torch.Tensor) -> str:
 def inspect(model: torch.nn.Module) -> InspectReport:
     """Read the placement of every parameter and buffer of `model` (nothing is moved or copied)."""
     if not isinstance(model, torch.nn.Module):
-        raise UserError("Inspect needs a loaded model (a torch.nn.Module). Load a model first.")
+        raise UserError.of("err.inspect_model")
     first_name: dict[int, str] = {}
     rows: list[ModuleRow] = []
     by_place: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # tensors, elements, bytes

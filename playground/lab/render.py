@@ -25,11 +25,10 @@ def fix_table(before: str, after: str, lang: str = "en") -> str:
 
 def result_markdown(r: BreakResult, lang: str = "en") -> str:
     """A BreakResult as Markdown (with HTML tables for the fix) in 'en' or 'zh'."""
-    zh = lang == "zh"
     labels = SCENARIOS[r.scenario].labels if r.scenario in SCENARIOS else {}
-    out = [f"### {r.number}. {html.escape(r.title_zh if zh else r.title_en)}\n"]
-    if r.simulated:
-        out.append(f"> **{t('ui.simulated', lang)}:** {html.escape(r.simulation_zh if zh else r.simulation_en)}\n")
+    out = [f"### {r.number}. {html.escape(r.title.text(lang))}\n"]
+    if r.simulated and r.simulation:
+        out.append(f"> **{t('ui.simulated', lang)}:** {html.escape(r.simulation.text(lang))}\n")
     elif not r.cannot_run:
         out.append(f"_{t('ui.real', lang, device=r.device)}_\n")
     if r.cannot_run:
@@ -64,13 +63,13 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
         out.append(table(head, [(f"`{html.escape(row.name)}`",
                                  t("ui.fake_device", lang, device=row.device) if row.fake else row.device,
                                  row.dtype, list(row.shape)) for row in r.tensors]))
-    out.append(f"\n**{t('ui.what', lang)}:** {r.explanation_zh if zh else r.explanation_en}\n")
+    out.append(f"\n**{t('ui.what', lang)}:** {r.explanation.text(lang) if r.explanation else ''}\n")
     if r.measured:
         rows = []
         for k, v in r.measured.items():
             shown = fmt_bytes(v) if k.endswith("_bytes") and isinstance(v, int) else v
-            words = labels.get(k)
-            label = f"{words.say(lang)} <sub><code>{k}</code></sub>" if words else f"<code>{k}</code>"
+            key = labels.get(k)
+            label = f"{t(key, lang)} <sub><code>{k}</code></sub>" if key else f"<code>{k}</code>"
             rows.append((label, html.escape(str(shown))))
         out += [f"**{t('ui.measured', lang)}**\n\n" + table([t("ui.quantity", lang), t("ui.value", lang)], rows), ""]
     if r.findings:
@@ -104,11 +103,11 @@ def diagnose_markdown(result: DiagnoseResult, lang: str = "en", top: int = 3) ->
         return f"**{t('ui.not_recognised', lang)}**\n"
     out = [f"#### {t('ui.matches', lang)}\n"]
     for i, m in enumerate(result.matches[:top], 1):
-        title = m.title_zh if lang == "zh" else m.title_en
+        title = m.title.text(lang)
         out.append(f"**{i}. {html.escape(title)}** (`{m.id}`)\n")
         if m.matched:
             out.append(f"{t('ui.matched_text', lang)}: <code>{html.escape(m.matched[0])}</code>\n")
-        out.append((m.explanation_zh if lang == "zh" else m.explanation_en) + "\n")
+        out.append(m.explanation.text(lang) + "\n")
         out.append(fix_table(m.fix_before, m.fix_after, lang))
         if m.scenario:
             out.append(t("ui.try_it", lang, id=m.id) + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from playground.core.i18n import Said, plain
+from playground.core.i18n import Said, bilingual
 
 
 @dataclass
@@ -20,8 +20,7 @@ class TensorRow:
 class BreakResult:
     scenario: str
     number: int
-    title_en: str
-    title_zh: str
+    title: Said  # the scenario's (scenario.<id>.title)
     raised: bool = False
     error_type: str | None = None  # the exception's class name, e.g. "RuntimeError"
     error_bases: list[str] = field(default_factory=list)  # its base classes, nearest first
@@ -33,11 +32,9 @@ class BreakResult:
     tensors: list[TensorRow] = field(default_factory=list)
     device: str = "cpu"  # where the broken run happened: "cpu", "cuda:0", "fake cuda:0", "meta"
     simulated: bool = False
-    simulation_en: str = ""
-    simulation_zh: str = ""
+    simulation: Said | None = None  # how a simulated run was made (None when it ran for real)
     cannot_run: Said | None = None  # why it could not run here (None when it ran)
-    explanation_en: str = ""
-    explanation_zh: str = ""
+    explanation: Said | None = None  # the scenario's (scenario.<id>.explain)
     fix_before: str = ""
     fix_after: str = ""
     fix_ok: bool = False
@@ -59,8 +56,9 @@ class BreakResult:
     real_gpu_how: Said | None = None  # how real_gpu_message was built, from which library template
 
     def to_dict(self) -> dict:
-        """The API's dict: notes and the reason it could not run said in English."""
-        d = plain(asdict(self))
+        """The API's dict: notes and the reason it could not run said in English; the title, the
+        simulation and the explanation in both languages (`title_en`, `title_zh`, ...), from their keys."""
+        d = bilingual(asdict(self), "title", "simulation", "explanation")
         d["cannot_run"] = d["cannot_run"] or ""
         d["real_gpu_how"] = d["real_gpu_how"] or ""
         return d

@@ -90,7 +90,12 @@ def check_file(path: Path) -> None:
     """The file holds its header and every byte the header promises."""
     problem = file_problem(path)
     if problem is not None:  # the fact, said with what to do about it
-        raise UserError.of(problem.key.replace("ckpt.", "err.st_"), **problem.fields)
+        raise UserError.of(_WHAT_TO_DO[problem.key], **problem.fields)
+
+
+# A file's problem (a fact, `ckpt.*`) -> the error that says it with what to do about it.
+_WHAT_TO_DO = {"ckpt.missing": "err.st_missing", "ckpt.unreadable": "err.st_unreadable",
+               "ckpt.truncated": "err.st_truncated"}
 
 
 def file_problem(path: Path) -> Said | None:

@@ -24,7 +24,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 from playground.core import settings
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said, t
+from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -36,14 +36,12 @@ MARGIN = 0.20  # Accelerate's documented inference overhead: "up to about 20% mo
 
 class DoesNotFit(UserError):
     """The guard's refusal: a UserError (shown to the visitor), distinguishable from bad input.
-    Its sentence is put together from the estimate's facts, in English or Chinese."""
+    Its sentence is put together from the estimate's facts (`refusal`), said in English or Chinese."""
 
     def __init__(self, est: "Estimate") -> None:
-        super().__init__(refusal(est))
+        words = refusal(est)
+        super().__init__(words.text("en"), words.key, words.fields)
         self.est = est
-
-    def text(self, lang: str = "en") -> str:
-        return refusal(self.est, lang)
 
 
 # -- budgets -------------------------------------------------------------------
@@ -309,12 +307,8 @@ def guard(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0)
     raise DoesNotFit(est)
 
 
-def refusal(est: Estimate, lang: str = "en") -> str:
-    """The sentence shown when a load is refused: both numbers, and what to try instead."""
-    msg = t("est.refuse", lang, model=est.model, dtype=est.dtype, device=est.device, reason=est.reason)
-    notes = [n.text(lang) for n in est.notes]
-    if notes:
-        msg += t("est.refuse.note", lang, note=t("est.sep", lang).join(notes))
+def refusal(est: Estimate) -> Said:
+    """The sentence shown when a load is refused, as facts: both numbers, and what to try instead."""
 
     def need(b: int) -> int:
         return max(int(b * (1 + MARGIN)), est.build_bytes)
@@ -324,9 +318,19 @@ def refusal(est: Estimate, lang: str = "en") -> str:
     tips = []
     if smaller:
         n, b = min(smaller, key=lambda x: x[1])
-        tips.append(t("est.tip.dtype", lang, dtype=n, need=fmt_bytes(need(b))))
+        tips.append(said("est.tip.dtype", dtype=n, need=fmt_bytes(need(b))))
     if torch.cuda.is_available() and est.device != "auto":
-        tips.append(t("est.tip.auto", lang))
+        tips.append(said("est.tip.auto"))
     if not tips:
-        tips.append(t("est.tip.smaller", lang))
-    return msg + t("est.refuse.try", lang, tips=t("est.sep", lang).join(tips))
+        tips.append(said("est.tip.smaller"))
+    note = said("est.refuse.note", note=_listed(est.notes)) if est.notes else ""
+    return said("est.refuse", model=est.model, dtype=est.dtype, device=est.device, reason=est.reason, note=note,
+                tips=_listed(tips))
+
+
+def _listed(items: list[Said]) -> Said:
+    """Sentences as one list, joined the way each language joins them (`est.sep`, nested)."""
+    out = items[-1]
+    for item in reversed(items[:-1]):
+        out = said("est.sep", a=item, b=out)
+    return out

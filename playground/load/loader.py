@@ -191,8 +191,7 @@ def _build_phase(src: ModelSource, progress: Progress) -> PhaseReport | None:
         except UserError as e:
             if why.key == "synth.why.first":
                 raise
-            raise UserError.of("err.damaged_rebuild", name=src.name, why=why,
-                               error=said(e.key, **e.fields) if e.key else str(e)) from None
+            raise UserError.of("err.damaged_rebuild", name=src.name, why=why, error=e.said) from None
     phase.note = said("phase.build", why=why)
     return phase
 

@@ -23,7 +23,7 @@ import torch
 
 from playground.core import settings, threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import Said, phrase, plain, t
+from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, devices, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
@@ -84,8 +84,10 @@ class CompareRow:
     weights_read_ms: float | None = None  # reading every weight once at the measured bandwidth
     file_backed_bytes: int | None = None
     finish_reason: str | None = None
-    error: str = ""  # English: the API, the CSV, and a library's own message
-    error_zh: str = ""  # our own errors (a UserError, the memory check's refusal) in Chinese, for the page
+    # why the pair failed: our own refusal (a UserError, the memory check's) as words, said in the page's
+    # language; a library's own message as it is. The API's `error` is the English, `error_zh` the Chinese
+    # of our own words ("" for a library's message).
+    error: Said | str = ""
     text: str = ""
     label: Said | None = None  # the synthetic models' "random weights" warning
     phases: list[dict] = field(default_factory=list)  # per-phase peaks from the sampler
@@ -93,6 +95,7 @@ class CompareRow:
     def to_dict(self) -> dict:
         d = plain(asdict(self))
         d["label"] = d["label"] or ""
+        d["error_zh"] = self.error.text("zh") if isinstance(self.error, Said) else ""
         return d
 
 
@@ -151,7 +154,7 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup) -> list[Compar
     for i, (row, (dev, dtype)) in enumerate(zip(rows, pairs)):
         if stop.is_set():
             for r in rows[i:]:
-                r.status, r.error, r.error_zh = "skipped", t("cmp.skipped", "en"), t("cmp.skipped", "zh")
+                r.status, r.error = "skipped", said("cmp.skipped")
             break
 
         def sub(frac: float, desc: str, i: int = i, row: CompareRow = row) -> None:
@@ -161,7 +164,7 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup) -> list[Compar
             _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup)
         except UserError as e:
             row.status = "refused" if isinstance(e, estimate.DoesNotFit) else "error"
-            row.error, row.error_zh = str(e), e.text("zh")
+            row.error = e.said
         except Exception as e:  # a pair this machine cannot run: the row says why, the matrix goes on
             row.status, row.error = "error", f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
         finally:

@@ -7,7 +7,7 @@ generation, and arrives in a report dataclass whose sentences are kept as facts 
 
 from __future__ import annotations
 
-from playground.core.i18n import TABLE, t
+from playground.core.i18n import t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
 from playground.hw import zerogpu
@@ -18,7 +18,7 @@ from playground.run.generation import GenerationStats
 
 def phase_name(name: str, lang: str = "en") -> str:
     """A phase of a load or a generation ("load", "decode", ...) as the page names it."""
-    return t(f"phase.name.{name}", lang) if f"phase.name.{name}" in TABLE else name
+    return t(f"phase.name.{name}", lang)
 
 
 def _vram_cell(gpus: list[dict], lang: str = "en") -> str:

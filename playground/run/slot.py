@@ -17,7 +17,6 @@ from typing import Iterator
 
 from playground.core import threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import said
 from playground.core.paths import by_role
 from playground.core.inputs import GenerationParams
 from playground.hw import memory
@@ -287,7 +286,7 @@ def _load_back(previous: tuple, failed: Exception) -> tuple:
     loaded model, what it was loaded from, and the error to raise once it is in the slot.)"""
     prev_src, prev_dev, prev_dtype = previous
     if isinstance(failed, UserError):
-        why = said(failed.key, **failed.fields) if failed.key else str(failed)
+        why = failed.said
     else:  # not a refusal the loader worded: the exception as it is, its paths named by role
         why = f"{type(failed).__name__}: {by_role(str(failed).splitlines()[0] if str(failed) else '')[:300]}"
         why += "" if why.endswith((".", "!", "?")) else "."
@@ -295,7 +294,7 @@ def _load_back(previous: tuple, failed: Exception) -> tuple:
         back = loader.load(loader.prepare(prev_src, prev_dev, prev_dtype))
     except UserError as again:
         raise UserError.of("err.restore_failed", error=why, previous=prev_src.name,
-                           again=said(again.key, **again.fields) if again.key else str(again)) from None
+                           again=again.said) from None
     r = back.report
     return back, previous, UserError.of("err.restored", error=why, previous=r.model,
                                         device=r.device, dtype=r.dtype)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from playground.core import markdown
-from playground.core.i18n import t
+from playground.core.i18n import in_lang, t
 from playground.core.units import fmt_bytes
 from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP
 from playground.run.render import secs
@@ -66,7 +66,7 @@ def table(rows, lang: str = "en") -> str:
         d = r.to_dict() if hasattr(r, "to_dict") else dict(r)
         f = lambda k: secs(d[k]) if d.get(k) is not None else "—"  # noqa: E731
         status = t(f"cmp.status.{d['status']}", lang)
-        error = d.get("error_zh") if lang == "zh" and d.get("error_zh") else d.get("error")
+        error = in_lang(r.error, lang)
         if error:
             status += ": " + error[:160]
         runs = t("cmp.runs_cell", lang, warmup=d.get("warmup", 0), runs=d.get("runs", 0))

@@ -374,13 +374,13 @@ def ui_scripts(mistake: str) -> tuple[str, str]:
     return (sc.script.text("broken"), sc.script.text("fix")) if sc else ("", "")
 
 
-def ui_fact_check(claim: str, lang: str) -> tuple[str, list[dict]]:
+def ui_fact_check(claim: str, lang: str) -> tuple[str, list]:
     lang = page_lang(lang)
     with gr_errors(lang):
-        results = [factcheck.check(factcheck.get(claim)).to_dict()]
+        results = [factcheck.check(factcheck.get(claim))]
     return facts_render.many(results, lang), results
 
 
-def ui_fact_checks(lang: str) -> tuple[str, list[dict]]:
-    results = fact_checks()
+def ui_fact_checks(lang: str) -> tuple[str, list]:
+    results = factcheck.check_all()
     return facts_render.many(results, page_lang(lang)), results

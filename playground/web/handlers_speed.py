@@ -162,7 +162,7 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, progress=gr.Progress())
                     decode_engines.add_compiled(report, lm.model, lm.tokenizer, say)
                     d = asdict(report)
                 except UserError as e:  # the other engines' rows stand; the reason is kept with them
-                    d = dict(asdict(report), compile_error=said(e.key, **e.fields) if e.key else str(e))
+                    d = dict(asdict(report), compile_error=e.said)
         yield views.engines_markdown(d, lang), d
 
 

@@ -30,7 +30,7 @@ def build() -> gr.Blocks:
     with gr.Blocks(title="The device playground", delete_cache=(3600, 3600)) as demo:
         with gr.Row():
             title = gr.Markdown(f"# {t('page.title', en)}", elem_id="title")
-            lang = gr.Radio(LANGS, value="en", label="Language / 语言", elem_id="lang", scale=0, min_width=220)
+            lang = gr.Radio(LANGS, value="en", label=t("page.lang", en), elem_id="lang", scale=0, min_width=220)
         intro = gr.Markdown(t("page.intro", en), elem_id="intro")
         status = gr.Markdown(views.status_markdown(SLOT.status(), en), elem_id="status")
         page = Page(lang=lang, status=status)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from playground.core import i18n
-from playground.core.i18n import TABLE, W, said, t
+from playground.core.i18n import TABLE, W, bilingual, phrase, said, t
+import playground.lab.factcheck  # noqa: F401  (the claims register their words on import)
 from playground.lab.diagnose import EXTRA
 from playground.lab.scenarios import SCENARIOS
 
@@ -15,25 +17,73 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def every_text() -> dict[str, W]:
-    """Every W of the playground: the area tables, and the lab's own words beside its scenarios."""
-    out = dict(TABLE)
+    """Every W of the playground: the area tables, and the words the lab registers beside its code."""
+    return dict(TABLE)
+
+
+def test_the_lab_registers_its_words():
     for sc in SCENARIOS.values():
-        out[f"{sc.id}.title"], out[f"{sc.id}.explain"] = sc.title, sc.explain
-        out.update({f"{sc.id}.m.{k}": w for k, w in sc.labels.items()})
-    for sid, d in EXTRA.items():
-        out[f"{sid}.title"], out[f"{sid}.explain"] = d.title, d.explain
-    return out
+        assert {sc.title, sc.explain, *sc.labels.values()} <= set(TABLE), sc.id
+    for d in EXTRA.values():
+        assert {d.title, d.explain} <= set(TABLE), d.id
+    assert {k.split(".")[0] for k in TABLE} >= set(i18n.REGISTERED)
 
 
 def fields(text: str) -> set[str]:
     return set(re.findall(r"\{(\w+)", text))
 
 
-def test_areas_share_no_key_and_make_the_table():
-    areas = [area.TEXT for area in i18n.AREAS]
-    assert sum(len(a) for a in areas) == len(TABLE)
+def test_each_prefix_lives_in_one_area_file():
+    """`err.` is in errors.py and nowhere else: every key's prefix is one of its own area's PREFIXES,
+    no prefix belongs to two areas, and the areas together are the table (before the lab registers)."""
+    owner: dict[str, str] = {}
+    for area in i18n.AREAS:
+        for prefix in area.PREFIXES:
+            assert prefix not in owner, (prefix, owner.get(prefix), area.__name__)
+            owner[prefix] = area.__name__
+        assert {k.split(".")[0] for k in area.TEXT} <= set(area.PREFIXES), area.__name__
+    assert not set(owner) & set(i18n.REGISTERED)
+    areas_keys = {k for area in i18n.AREAS for k in area.TEXT}
+    assert sum(len(area.TEXT) for area in i18n.AREAS) == len(areas_keys)
+    assert {k for k in TABLE if k.split(".")[0] not in i18n.REGISTERED} == areas_keys
+
+
+def _area(name: str, prefixes: tuple, text: dict):
+    return SimpleNamespace(__name__=name, PREFIXES=prefixes, TEXT=text)
+
+
+def test_merge_refuses_a_prefix_in_two_areas_and_a_key_outside_its_area():
+    with pytest.raises(KeyError, match="'x' claimed by a and b"):
+        i18n._merge(_area("a", ("x",), {"x.one": W("a", "甲")}), _area("b", ("x",), {"x.two": W("b", "乙")}))  # noqa: SLF001
+    with pytest.raises(KeyError, match=r"outside its PREFIXES.*y\.one"):
+        i18n._merge(_area("a", ("x",), {"y.one": W("a", "甲")}))  # noqa: SLF001
+    with pytest.raises(KeyError, match="claimed by register"):
+        i18n._merge(_area("a", ("scenario",), {}))  # noqa: SLF001
+
+
+def test_an_unknown_key_fails_loudly():
+    with pytest.raises(KeyError) as e:
+        t("no.such.key")
+    assert e.value.args == ("no.such.key",)
     with pytest.raises(KeyError):
-        i18n._merge({"x": W("a", "甲")}, {"x": W("b", "乙")})  # noqa: SLF001  (the guard itself)
+        said("no.such.key").text("zh")
+    with pytest.raises(KeyError):
+        phrase("progress.no_such_line")
+
+
+def test_register_adds_words_under_a_lab_prefix_once():
+    key = "scenario.test-only.title"
+    try:
+        assert i18n.register(key, W("A title", "标题")) == key and t(key, "zh") == "标题"
+        i18n.register(key, W("A title", "标题"))  # the same words again: a module imported twice
+        with pytest.raises(KeyError):
+            i18n.register(key, W("Another title", "另一个标题"))
+    finally:
+        TABLE.pop(key, None)
+    with pytest.raises(KeyError):
+        i18n.register("err.made_up", W("a", "甲"))  # a table's prefix: its words live in that file
+    with pytest.raises(TypeError):
+        i18n.register("scenario.test-only.explain", "English only")
 
 
 @pytest.mark.parametrize("key", sorted(every_text()))
@@ -54,7 +104,14 @@ def test_said_is_a_fact_said_later_in_either_language():
     assert s.text("en") == "Run for real on cpu." and s.text("zh") == "在 cpu 上真实运行。"
     nested = said("est.where.frees", where=said("est.where.system"), frees="1.0 GiB")
     assert "available system RAM" in nested.text("en") and "系统可用内存" in nested.text("zh")
-    assert t("no.such.key") == "no.such.key"
+
+
+def test_bilingual_says_the_named_words_in_both_languages_in_their_place():
+    d = bilingual({"title": said("ui.real", device="cpu"), "note": said("ui.fix"), "simulation": None, "n": 3},
+                  "title", "simulation")
+    assert list(d) == ["title_en", "title_zh", "note", "simulation_en", "simulation_zh", "n"]
+    assert d["title_en"] == "Run for real on cpu." and d["title_zh"] == "在 cpu 上真实运行。"
+    assert d["note"] == "The fix" and d["simulation_en"] == d["simulation_zh"] == "" and d["n"] == 3
 
 
 def _literal(node) -> str | None:

@@ -8,8 +8,9 @@ import time
 import pytest
 import torch
 
+from playground.core.i18n import TABLE, W, phrase
 from playground.hw import memory
-from playground.hw.sampler import Sampler, marking_progress
+from playground.hw.sampler import PROGRESS_PHASES, Sampler, marking_progress
 from playground.load import loader
 
 MiB = 2**20
@@ -90,15 +91,30 @@ def test_stop_twice_and_bad_rate():
         Sampler(hz=0)
 
 
-def test_marking_progress_follows_the_loaders_descriptions():
+def test_marking_progress_follows_the_loaders_progress_keys():
     seen = []
     with Sampler(hz=10) as s:
         cb = marking_progress(s, lambda f, d: seen.append(d))
-        for d in ("tokenizer", "import: the architecture's code", "load: from_pretrained (disk to RAM)",
-                  "migrate: model.to('cpu')", "model.eval()", "loaded"):
+        for d in (phrase("progress.tokenizer"), phrase("progress.import"), phrase("progress.load"),
+                  phrase("progress.migrate", device="cpu"), phrase("progress.eval"), phrase("progress.loaded"),
+                  "load: a plain string names no key"):
             cb(0.5, d)
     assert [sp.name for sp in s.spans] == ["import", "load", "migrate", "eval"]
-    assert len(seen) == 6  # the wrapped callback still gets everything
+    assert len(seen) == 7  # the wrapped callback still gets everything
+
+
+def test_every_phase_begins_at_a_progress_key_that_exists():
+    assert all(k.startswith("progress.") and k in TABLE for k in PROGRESS_PHASES)
+
+
+def test_rewording_the_progress_lines_keeps_a_real_loads_phases(monkeypatch):
+    """The phases come from the lines' keys: rewording every progress line, in both languages, drops none."""
+    for key in [k for k in TABLE if k.startswith("progress.")]:
+        monkeypatch.setitem(TABLE, key, W("(reworded) " + TABLE[key].en, "（改写）" + TABLE[key].zh))
+    with Sampler(hz=10) as s:
+        mark = marking_progress(s)
+        loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32"), progress=mark), progress=mark)
+    assert [sp.name for sp in s.spans] == ["estimate", "import", "load", "migrate", "eval"]
 
 
 @pytest.mark.device

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from playground.core.errors import UserError
+from playground.core.i18n import t
 from playground.lab import factcheck
 from playground.lab.factcheck import render
 from playground.lab.factcheck.claim import VERDICTS
@@ -24,7 +25,7 @@ def results():
 def test_at_least_ten_claims_with_their_words_and_sources():
     assert len(factcheck.CLAIMS) >= 10
     for c in factcheck.CLAIMS.values():
-        assert c.claim.en and c.claim.zh and c.source.startswith(("T1", "T2", "T3", "T4", "T5")), c.id
+        assert t(c.claim, "en") and t(c.claim, "zh") and c.source.startswith(("T1", "T2", "T3", "T4", "T5")), c.id
 
 
 def test_the_chinese_claims_are_quoted_from_the_tutorials():
@@ -34,7 +35,7 @@ def test_the_chinese_claims_are_quoted_from_the_tutorials():
     flat = flat.replace("**", "").replace("`", "")
     for c in factcheck.CLAIMS.values():
         # a quote may join a table row's cells (" | ") or add a unit in parentheses: every piece is the tutorial's
-        for piece in re.split(r" \| |（推理速度 tokens/s）|；|，", c.claim.zh.strip("| ")):
+        for piece in re.split(r" \| |（推理速度 tokens/s）|；|，", t(c.claim, "zh").strip("| ")):
             if piece.strip():
                 assert piece.strip().replace("`", "") in flat, (c.id, piece)
 
@@ -44,13 +45,13 @@ def test_verdicts_evidence_and_liveness(results):
     assert sum(r.live for r in results.values()) >= 7
     for r in results.values():
         assert r.verdict in VERDICTS
-        assert r.evidence_en and CJK.search(r.evidence_zh), r.id
+        assert r.evidence.text("en") and CJK.search(r.evidence.text("zh")), r.id
         assert r.live == (r.verdict != "not measurable here"), r.id  # what cannot be measured here is not live
     wrong = [r.id for r in results.values() if r.verdict == "false"]
     assert len(wrong) >= 4, wrong
     for known in ("backends-cuda-synchronize", "eval-saves-memory", "to-verifies-parameters",
                   "state-dict-keeps-no-device", "device-side-assert-is-device-index"):
-        assert results[known].verdict == "false", results[known].evidence_en
+        assert results[known].verdict == "false", results[known].evidence.text()
 
 
 @pytest.mark.slow
@@ -58,16 +59,17 @@ def test_the_speed_verdict_follows_the_measured_rate(results):
     r = results["cpu-tokens-per-second"]
     assert r.fields["new"] == 24 and r.fields["seconds"] > 0
     assert r.verdict == ("false" if r.fields["rate"] > 5 else "true")
-    assert f"{r.fields['rate']} tokens/s" in r.evidence_en and str(r.fields["new"]) in r.evidence_en
+    assert f"{r.fields['rate']} tokens/s" in r.evidence.text() and str(r.fields["new"]) in r.evidence.text()
 
 
 @pytest.mark.slow
 def test_markdown_in_both_languages(results):
-    rows = [r.to_dict() for r in results.values()]
+    rows = list(results.values())
     en, zh = render.many(rows, "en"), render.many(rows, "zh")
     assert "not measurable here" in en and "false" in en and "Evidence" in en
     assert "这里无法测量" in zh and "证据" in zh and "错误" in zh
-    assert rows[0]["claim_zh"] in zh
+    d = rows[0].to_dict()  # the API's dict: both languages, from the same keys the page says
+    assert d["claim_zh"] in zh and d["claim_en"] in en and d["evidence_zh"] in zh and d["evidence_en"] in en
 
 
 def test_an_unknown_claim_lists_the_valid_ones():
@@ -81,7 +83,7 @@ def test_an_unknown_claim_lists_the_valid_ones():
 
 def test_one_claim_checks_quickly_and_says_it_live():
     r = factcheck.check(factcheck.get("backends-cuda-synchronize"))
-    assert r.verdict == "false" and r.live and "AttributeError" in r.evidence_en and r.seconds < 5
+    assert r.verdict == "false" and r.live and "AttributeError" in r.to_dict()["evidence_en"] and r.seconds < 5
 
 
 @pytest.mark.parametrize("pinned_gbps, verdict", [(24.0, "true"), (9.0, "false")])
@@ -90,7 +92,6 @@ def test_pinned_memory_is_timed_on_a_cuda_target_and_the_verdict_follows_the_rat
     the copies themselves (hw.bandwidth.h2d) need the GPU, so their readings are given."""
     from playground.hw import bandwidth
     from playground.lab import target
-    from playground.lab.factcheck import training
 
     monkeypatch.setattr(target, "page", lambda host=None: target.Target("cuda:0"))
     asked = []
@@ -101,19 +102,18 @@ def test_pinned_memory_is_timed_on_a_cuda_target_and_the_verdict_follows_the_rat
         return bandwidth.Bandwidth("H2D", 64 * 2**20, 64 * 2**20 / gbps / 1e9, gbps, 5)
 
     monkeypatch.setattr(bandwidth, "h2d", h2d)
-    ev = training.pin_memory_speeds()
+    r = factcheck.check(factcheck.get("pin-memory-speeds-copies"))
     assert asked == [("cuda:0", True), ("cuda:0", False)]
-    assert ev.verdict == verdict and ev.live
-    en, zh = ev.text.en.format(**ev.fields), ev.text.zh.format(**ev.fields)
+    assert r.verdict == verdict and r.live
+    en, zh = r.evidence.text("en"), r.evidence.text("zh")
     assert f"{pinned_gbps} GB/s from pinned memory" in en and "12.0 GB/s from ordinary memory" in en
     assert "cuda:0" in zh and CJK.search(zh)
 
 
 def test_pinned_memory_is_not_measured_without_a_cuda_target(monkeypatch):
     from playground.lab import target
-    from playground.lab.factcheck import training
 
     for page in (target.SIMULATED, target.Target("mps")):
         monkeypatch.setattr(target, "page", lambda host=None, page=page: page)
-        ev = training.pin_memory_speeds()
-        assert ev.verdict == "not measurable here" and not ev.live
+        r = factcheck.check(factcheck.get("pin-memory-speeds-copies"))
+        assert r.verdict == "not measurable here" and not r.live and "Not measurable here" in r.evidence.text("en")

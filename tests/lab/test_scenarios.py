@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from playground.core.errors import UserError
+from playground.core.i18n import t
 from playground.core.paths import PACKAGE
 from playground.lab import harness, render, scenarios, scripts, target
 from playground.lab.diagnose import diagnose
@@ -69,7 +70,7 @@ def test_each_scenario_does_live_what_its_data_expects(results, device_target, s
     assert r.error_message not in SOURCES  # the message is the library's, not a string of ours
     assert r.frame and r.frame.startswith(("playground/lab/", "<broken script>")), r.frame
     assert r.tensors, "the table of tensors involved is empty"
-    assert r.explanation_en and r.explanation_zh and r.fix_before and r.fix_after
+    assert r.explanation.text("en") and r.explanation.text("zh") and r.fix_before and r.fix_after
 
 
 @pytest.mark.slow
@@ -86,7 +87,9 @@ def test_gpu_mistakes_say_where_they_ran_and_simulated_ones_say_so(results, devi
     for sid, sc in scenarios.SCENARIOS.items():
         r, t = results[sid], on(sid, device_target)
         assert r.simulated is (sc.needs_gpu and t.simulated), sid
-        assert bool(r.simulation_en and r.simulation_zh) is r.simulated, sid
+        assert (r.simulation is not None) is r.simulated, sid
+        if r.simulated:
+            assert r.simulation.text("en") and re.search(r"[\u4e00-\u9fff]", r.simulation.text("zh")), sid
     for sid in DEVICE_FAMILY:
         r, t = results[sid], on(sid, device_target)
         assert r.device == t.label
@@ -246,8 +249,11 @@ def test_to_dict_has_the_api_keys(results):
         d = r.to_dict()
         for k in ("scenario", "raised", "error_type", "error_message", "simulated", "explanation_en",
                   "explanation_zh", "fix_ok", "measured", "tensors", "frame", "warnings", "group", "broken_code",
-                  "fix_code", "real_gpu_message"):
+                  "fix_code", "real_gpu_message", "title_en", "title_zh", "simulation_en", "simulation_zh"):
             assert k in d
+        # said from the scenario's keys, in both languages
+        assert d["title_en"] == t(f"scenario.{r.scenario}.title", "en") and re.search(r"[\u4e00-\u9fff]", d["title_zh"])
+        assert bool(d["simulation_en"]) is r.simulated and bool(d["simulation_zh"]) is r.simulated
         assert d["broken_code"] and d["fix_code"] and d["group"] in harness.GROUPS
         assert "exc" not in d
 
@@ -265,7 +271,7 @@ def test_shared_model_is_never_changed(results, bundled):
 def test_markdown_in_both_languages(results):
     r = results["inputs-on-cpu"]
     en, zh = render.result_markdown(r, "en"), render.result_markdown(r, "zh")
-    assert r.title_en in en and r.title_zh in zh
+    assert r.title.text("en") in en and r.title.text("zh") in zh
     assert "<table>" in en and en.count("<pre>") >= 3  # message + before + after (+ output)
     assert r.error_message.split(",")[0] in en  # the live message is on the page
     assert re.search(r"[\u4e00-\u9fff]", zh) and "修复" in zh

@@ -79,7 +79,9 @@ def test_stop_between_runs_and_a_refused_pair(monkeypatch):
 
     rows = run(BUNDLED_NAME, ["cpu/float32", "cpu/bfloat16", "cpu/float16"], max_new_tokens=4,
                        progress=progress, stop=stop)
-    assert [r.status for r in rows][0] == "refused" and "float32" in rows[0].error
+    refused = rows[0].to_dict()
+    assert refused["status"] == "refused" and refused["error"].startswith("Not loading") and "float32" in refused["error"]
+    assert refused["error_zh"].startswith("不加载")  # the refusal kept as words: said in either language
     assert rows[1].status in ("ok", "stopped") and rows[1].new_tokens >= 1
     assert rows[2].status == "skipped"
     fracs = [f for f, _ in seen]

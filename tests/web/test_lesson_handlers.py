@@ -49,7 +49,7 @@ def test_fact_check_endpoint_and_its_refusal():
 
 def test_the_page_says_a_fact_check_in_its_language():
     md, results = handlers.ui_fact_check("to-verifies-parameters", "zh")
-    assert "错误" in md and "证据" in md and results[0]["id"] == "to-verifies-parameters"
+    assert "错误" in md and "证据" in md and results[0].id == "to-verifies-parameters"
     with pytest.raises(gr.Error) as e:
         handlers.ui_fact_check("nope", "zh")
-    assert e.value.title == "错误"
+    assert e.value.title == "错误" and "未知的说法 'nope'" in e.value.message  # the refusal too, not only its title

@@ -1,12 +1,14 @@
 """The playground's own words, in English and Chinese, side by side.
 
-Every entry is one `W(en, zh)`: a text cannot exist in one language only. The
-tables are split by area (the page, reports, errors, the lab); the lab's
-scenarios and diagnoses carry their own words next to their code. Errors raised
-by PyTorch, Transformers or Accelerate are never stored here: the lab shows them
-live.
+Every entry is one `W(en, zh)`: a text cannot exist in one language only. A key's
+first part (its prefix: `err.`, `page.`, `progress.`) names the one area module that
+holds it (each module lists its `PREFIXES`). The lab's scenarios, diagnoses and
+claims keep their words next to their code and `register` them under `scenario.`,
+`diagnosis.` and `claim.` keys. Errors raised by PyTorch, Transformers or Accelerate
+are never stored here: the lab shows them live.
 
-`t(key, lang, **fields)` picks a text and fills its `{fields}`. A fact that a
+`t(key, lang, **fields)` picks a text and fills its `{fields}`; an unknown key raises
+KeyError (tests/core/test_i18n.py checks every key the source names). A fact that a
 report keeps to be said later is a `Said(key, fields)`: the views say it in the
 page's language, the API in English.
 """
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from playground.core.i18n import errors, faults, lab, lesson, page, realmodel, reports, shown, speed
+from playground.core.i18n import (compare, devices, errors, estimate, factcheck, generation, lab, models, page,
+                                  progress, reports, speed)
 from playground.core.i18n.words import LANGS, W
 
-__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "in_lang", "phrase", "plain", "said", "t"]
+__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "bilingual", "in_lang", "phrase", "plain", "register", "said", "t"]
 
 
 class Said(NamedTuple):
@@ -59,26 +62,49 @@ def in_lang(text: object, lang: str = "en") -> str:
 
 def t(key: str, lang: str = "en", **fields: object) -> str:
     """The text for `key` in `lang` ('en' or 'zh'), fields filled in (a `Said` field is said in
-    `lang` too); an unknown key comes back as itself."""
+    `lang` too). An unknown key raises KeyError(key): a missing word is a bug, never shown as its key."""
     w = TABLE.get(key)
     if w is None:
-        return key
+        raise KeyError(key)
     return w.say(lang, **{k: in_lang(v, lang) if isinstance(v, (Said, Phrase)) else v for k, v in fields.items()})
 
 
-def _merge(*areas: dict[str, W]) -> dict[str, W]:
+def _merge(*areas) -> dict[str, W]:
+    """The areas' tables as one; each key's prefix is one of its own area's PREFIXES, and no prefix
+    belongs to two areas (so `err.` is in errors.py and nowhere else)."""
     out: dict[str, W] = {}
+    owner: dict[str, str] = {}
     for area in areas:
-        twice = set(out) & set(area)
-        if twice:
-            raise KeyError(f"i18n keys defined in two areas: {sorted(twice)}")
-        out.update(area)
+        for prefix in area.PREFIXES:
+            if prefix in owner or prefix in REGISTERED:
+                raise KeyError(f"i18n prefix {prefix!r} claimed by {owner.get(prefix, 'register')} and {area.__name__}")
+            owner[prefix] = area.__name__
+        strays = sorted(k for k in area.TEXT if k.split(".")[0] not in area.PREFIXES)
+        if strays:
+            raise KeyError(f"{area.__name__} holds keys outside its PREFIXES {area.PREFIXES}: {strays}")
+        out.update(area.TEXT)  # prefixes are disjoint, so keys cannot repeat across areas
     return out
 
 
+# Prefixes whose words live beside their code, registered when that code is imported (`register`).
+REGISTERED = ("scenario", "diagnosis", "claim")
 # Every area table, once: a new area is added here (and only here).
-AREAS = (page, reports, errors, lab, faults, lesson, realmodel, shown, speed)
-TABLE: dict[str, W] = _merge(*(area.TEXT for area in AREAS))
+AREAS = (page, devices, reports, generation, estimate, errors, models, progress, compare, speed, lab, factcheck)
+TABLE: dict[str, W] = _merge(*AREAS)
+
+
+def register(key: str, w: W) -> str:
+    """Add words kept beside their code (a scenario's title, a diagnosis, a claim's evidence) to TABLE
+    under `key` (its prefix one of REGISTERED); the key comes back. Registering the same words again
+    (a module imported twice) is harmless; other words under a taken key raise KeyError."""
+    if key.split(".")[0] not in REGISTERED:
+        raise KeyError(f"{key!r}: registered keys start with one of {REGISTERED}")
+    if not isinstance(w, W):
+        raise TypeError(f"{key!r}: words are a W(en, zh), not {type(w).__name__}")
+    if TABLE.get(key, w) != w:
+        raise KeyError(f"{key!r} is registered twice with different words")
+    TABLE[key] = w
+    return key
 
 
 def plain(obj: object, lang: str = "en") -> object:
@@ -90,3 +116,15 @@ def plain(obj: object, lang: str = "en") -> object:
     if isinstance(obj, (list, tuple)):
         return type(obj)(plain(v, lang) for v in obj) if not hasattr(obj, "_fields") else obj
     return obj
+
+
+def bilingual(d: dict, *keys: str) -> dict:
+    """`d` (a report's fields) as the API's dict: the `Said` under each of `keys` said in both languages,
+    as `<key>_en` and `<key>_zh` in its place ("" for None), every other `Said` in English."""
+    out: dict = {}
+    for k, v in d.items():
+        if k in keys:
+            out[f"{k}_en"], out[f"{k}_zh"] = ("", "") if v is None else (in_lang(v, "en"), in_lang(v, "zh"))
+        else:
+            out[k] = plain(v)
+    return out

@@ -1,6 +1,8 @@
-"""Errors a visitor can cause, and the memory check's refusal: what was wrong and what to do."""
+"""Errors a visitor can cause, what was wrong and what to do; the server's folders by role."""
 
 from playground.core.i18n.words import W
+
+PREFIXES = ("err", "path")
 
 TEXT: dict[str, W] = {
     "err.unicode": W(
@@ -159,46 +161,6 @@ TEXT: dict[str, W] = {
         "提示词有 {n} 个 token，max_new_tokens 是 {new}：共 {total} 个位置，"
         "但这个模型的上下文只有 {ctx}。请缩短提示词，或把 max_new_tokens 降到 {room}。",
     ),
-    "est.where.system": W("available system RAM (psutil)", "系统可用内存（psutil）"),
-    "est.where.budget": W(
-        "{env}={value} (caps the {system} the system has available)",
-        "{env}={value}（限制了系统可用的 {system}）",
-    ),
-    "est.where.frees": W("{where}, plus {frees} the loaded model frees first", "{where}，另加当前模型会先释放的 {frees}"),
-    "est.note.build": W(
-        "first use builds the float32 checkpoint in RAM ({build} with the margin)",
-        "首次使用时会先在内存中构建 float32 检查点（含余量 {build}）",
-    ),
-    "est.note.mps": W(
-        "MPS shares RAM with the CPU: load-then-move holds both copies for a moment",
-        "MPS 与 CPU 共用内存：先加载再搬运时，两份拷贝会短暂同时存在",
-    ),
-    "est.reason.auto": W(
-        "needs {need} (weights + {margin} margin); the GPUs and RAM together have {pool} free",
-        "需要 {need}（权重 + {margin} 余量）；所有 GPU 和内存加起来只有 {pool} 空闲",
-    ),
-    "est.reason.cuda": W(
-        "needs {need} of RAM while loading ({avail} available, {where}) and {vram} on {device} ({free} free)",
-        "加载时需要 {need} 内存（可用 {avail}，{where}），"
-        "并需要 {device} 上的 {vram}（空闲 {free}）",
-    ),
-    "est.reason.ram": W(
-        "needs {need} (weights {weights} + {margin} margin); {avail} available ({where})",
-        "需要 {need}（权重 {weights} + {margin} 余量）；"
-        "可用只有 {avail}（{where}）",
-    ),
-    "est.refuse": W(
-        "Not loading {model} in {dtype} on {device}: it {reason}. The margin covers activations and the KV "
-        "cache (Accelerate's documented ~20%).",
-        "不加载 {model}（{dtype}，{device}）：它{reason}。"
-        "余量用于激活值和 KV 缓存（Accelerate 文档给出的约 20%）。",
-    ),
-    "est.refuse.note": W(" ({note}.)", "（{note}。）"),
-    "est.refuse.try": W(" Try: {tips}.", "可以试试：{tips}。"),
-    "est.sep": W("; ", "；"),
-    "est.tip.dtype": W("{dtype} would need {need}", "{dtype} 需要 {need}"),
-    "est.tip.auto": W("device 'auto' spreads the layers over the GPUs and the CPU", "设备选 'auto' 会把各层分布到 GPU 和 CPU 上"),
-    "est.tip.smaller": W("pick a smaller model (a smaller dtype would not fit either)", "换一个更小的模型（更小的数据类型也放不下）"),
     # the server's folders, named by role instead of by path
     "path.bundled": W("the bundled models folder", "内置模型文件夹"),
     "path.synthetic": W("the synthetic models folder (PLAYGROUND_SYNTHETIC_DIR)", "合成模型文件夹（PLAYGROUND_SYNTHETIC_DIR）"),
@@ -208,4 +170,129 @@ TEXT: dict[str, W] = {
     "path.repo": W("the playground's folder", "playground 的文件夹"),
     "path.tmp": W("a temporary folder", "临时文件夹"),
     "path.home": W("the server's home folder", "服务器的主目录"),
+    "err.st_missing": W("'{name}' is missing. Download or save it again.", "'{name}' 不存在。请重新下载或保存。"),
+    "err.no_tokenizer": W(
+        "'{name}' has no tokenizer (none of {files}...). Save the tokenizer next to the model "
+        "(tokenizer.save_pretrained).",
+        "'{name}' 没有分词器（{files}... 都不存在）。请把分词器保存在模型旁边（tokenizer.save_pretrained）。",
+    ),
+    # a build that cannot be done: what is wrong, with the folder by role, and what to do
+    "err.disk_full": W(
+        "Not enough disk space to build {name} in {folder}: it needs {need}, {free} is free. Nothing was "
+        "unloaded. Free some space there, or point PLAYGROUND_SYNTHETIC_DIR at a disk with room.",
+        "磁盘空间不足，无法在{folder}中生成 {name}：需要 {need}，只剩 {free}。"
+        "没有卸载任何模型。请在那里腾出空间，或把 PLAYGROUND_SYNTHETIC_DIR 指向空间足够的磁盘。",
+    ),
+    "err.file_limit": W(
+        "Could not build {name} in {folder}: the server's file-size limit (ulimit -f) stopped it from "
+        "writing {file} ({need} needed). Nothing was unloaded. Raise the limit for the server's process.",
+        "无法在{folder}中生成 {name}：服务器进程的文件大小上限（ulimit -f）使它无法写入 {file}"
+        "（需要 {need}）。没有卸载任何模型。请提高服务器进程的这个上限。",
+    ),
+    "err.read_only": W(
+        "Could not build {name}: {folder} is read-only here. Nothing was unloaded. Make it writable, or point "
+        "PLAYGROUND_SYNTHETIC_DIR at a writable folder.",
+        "无法生成 {name}：{folder}在这里是只读的。没有卸载任何模型。"
+        "请让它可写，或把 PLAYGROUND_SYNTHETIC_DIR 指向一个可写的文件夹。",
+    ),
+    "err.damaged_rebuild": W(
+        "{name}'s checkpoint is damaged ({why}), and rebuilding it failed. {error}",
+        "{name} 的检查点已损坏（{why}），重新生成也失败了。{error}",
+    ),
+    # a load that failed after the model before it was freed
+    "err.restored": W(
+        "{error} It failed after the model before it was freed: that model, {previous} ({device}, {dtype}), "
+        "was loaded back and keeps serving.",
+        "{error} 失败发生在之前的模型被释放之后：之前的模型 {previous}（{device}，{dtype}）已重新加载，继续提供服务。",
+    ),
+    "err.restore_failed": W(
+        "{error} It failed after the model before it was freed, and loading that model, {previous}, back "
+        "failed too ({again}). No model is loaded: press Load.",
+        "{error} 失败发生在之前的模型被释放之后，而把那个模型 {previous} 重新加载也失败了（{again}）。"
+        "现在没有加载任何模型：请点“加载”。",
+    ),
+    "err.closing": W(
+        "The server is shutting down; nothing new starts now. Try again in a minute.",
+        "服务器正在关闭，现在不再开始新的任务。请过一分钟再试。",
+    ),
+    # errors of the Hub path
+    "err.hub_gated": W(
+        "'{ref}' is gated on the Hugging Face Hub: it needs an accepted licence and a token, which the "
+        "playground does not send. Pick another model.",
+        "'{ref}' 在 Hugging Face Hub 上是受限模型：需要先同意许可并提供 token，"
+        "playground 不会发送 token。请换一个模型。",
+    ),
+    "err.hub_download": W(
+        "The download of '{ref}' failed ({error}). The model already loaded is untouched; try again, or pick "
+        "'{bundled}', the bundled model.",
+        "'{ref}' 下载失败（{error}）。已加载的模型没有受到影响；请重试，或选择内置模型 '{bundled}'。",
+    ),
+    "err.not_cached": W(
+        "'{ref}' has no config.json in the local Hugging Face cache, and the estimate never goes to the "
+        "network. Load it once (with network) or pick a bundled or synthetic model.",
+        "本地 Hugging Face 缓存里没有 '{ref}' 的 config.json，而估算从不联网。"
+        "请先（联网）加载一次，或选择内置模型或合成模型。",
+    ),
+    "err.config_unreadable": W("Cannot read the config of '{name}': {error}", "无法读取 '{name}' 的配置：{error}"),
+    "err.load_hub": W("Could not load '{ref}' from the Hub: {error}", "无法从 Hub 加载 '{ref}'：{error}"),
+    "err.load_failed": W("Could not load '{name}': {error}", "无法加载 '{name}'：{error}"),
+    "err.prompt_fills_context": W(
+        "The prompt is {n} tokens and this model's context is {ctx}: it leaves no room for a new token. "
+        "Shorten the prompt.",
+        "提示词有 {n} 个 token，而这个模型的上下文只有 {ctx}：已经没有生成新 token 的空间。请缩短提示词。",
+    ),
+    "err.flag": W("{name} must be true or false; got {got}.", "{name} 必须是 true 或 false；收到的是 {got}。"),
+    "err.engine": W("Unknown engine {engine}; use one of {engines}.", "未知的生成引擎 {engine}；请从这些中选一个：{engines}。"),
+    # what a visitor can send that the playground refuses (the English is what the API and the CLI say)
+    "err.synthetic_off": W("{name} is not available here: synthetic models are switched off ({why}).",
+                           "{name} 在这里不可用：合成模型已关闭（{why}）。"),
+    "err.synthetic_big": W(
+        "{name} is too large for this playground ({why}). Pick one of: {names}; run the playground on your own "
+        "machine for the larger ones.",
+        "{name} 对这个 playground 来说太大了（{why}）。请从这些中选：{names}；更大的模型请在你自己的机器上运行 playground。",
+    ),
+    "err.synthetic_big_space": W(
+        "{name} is too large for this shared Space ({why}). Pick one of: {names}; run the playground on your own "
+        "machine for the larger ones.",
+        "{name} 对这个共享的 Space 来说太大了（{why}）。请从这些中选：{names}；更大的模型请在你自己的机器上运行 playground。",
+    ),
+    "err.synthetic_name": W("'{name}' is not a synthetic model. Known: {known}.",
+                            "'{name}' 不是合成模型。已知的有：{known}。"),
+    "err.auto_dtype": W("'{name}' resolves to {dtype} under auto; pick float32, float16 or bfloat16.",
+                        "在 auto 下 '{name}' 的数据类型是 {dtype}；请选 float32、float16 或 bfloat16。"),
+    "err.config_json": W("'{name}/config.json' is not valid JSON ({error}). Re-save the model.",
+                         "'{name}/config.json' 不是有效的 JSON（{error}）。请重新保存模型。"),
+    "err.lab_model": W("The lab needs a Transformers causal language model. Load one first, or use the bundled model.",
+                       "实验室需要一个 Transformers 因果语言模型。请先加载一个，或使用内置模型。"),
+    "err.lab_blocks": W("This model has no list of transformer blocks the lab recognises; use the bundled model.",
+                        "这个模型没有实验室认得的 Transformer 块列表；请使用内置模型。"),
+    "err.mistake": W("Unknown mistake {got}. Pick one of: {known}.", "未知的错误类型 {got}。请从这些中选：{known}。"),
+    "err.claim": W("Unknown claim {got}. Pick one of: {known}.", "未知的说法 {got}。请从这些中选：{known}。"),
+    "err.inspect_model": W("Inspect needs a loaded model (a torch.nn.Module). Load a model first.",
+                           "检查需要一个已加载的模型（torch.nn.Module）。请先加载模型。"),
+    "err.pairs_none": W("No pairs to compare. Give a list like ['cpu/float32', 'cpu/bfloat16'].",
+                        "没有要对比的组合。请给出一个列表，例如 ['cpu/float32', 'cpu/bfloat16']。"),
+    "err.pairs_many": W("{n} pairs asked for; the limit is {cap} (PLAYGROUND_MAX_COMPARE_PAIRS). Untick some.",
+                        "要求了 {n} 个组合；上限是 {cap}（PLAYGROUND_MAX_COMPARE_PAIRS）。请取消勾选一些。"),
+    "err.pair": W("{got} is not a pair. Write device/dtype, e.g. cpu/bfloat16 or cuda:0/float16.",
+                  "{got} 不是一个组合。请写成 设备/数据类型，例如 cpu/bfloat16 或 cuda:0/float16。"),
+    "err.engine_tokens": W(
+        "max_new_tokens for the engines must be a whole number from {lo} to {hi}; got {got}. (The loop without "
+        "a cache recomputes the whole sequence every step: longer runs take minutes.)",
+        "引擎的 max_new_tokens 必须是 {lo} 到 {hi} 之间的整数；收到的是 {got}。（不带缓存的循环每一步都要重算整个序列：更长的运行要花几分钟。）",
+    ),
+    "err.compiled_split": W(
+        "The compiled engine needs the whole model on one device; this one is split over {devices} "
+        "(device_map='auto'). Load it on one device to compile it.",
+        "编译引擎需要整个模型位于同一个设备上；这个模型分布在 {devices} 上（device_map='auto'）。请把它加载到单个设备上再编译。",
+    ),
+    "err.compile_failed": W(
+        "torch.compile could not compile the decode step here ({error}). The other engines' figures stand.",
+        "torch.compile 在这里无法编译解码步骤（{error}）。其他引擎的结果仍然有效。",
+    ),
+    "err.zerogpu_speed": W(
+        "On ZeroGPU the GPU exists only inside a @spaces.GPU call, so a timing of {device} taken here would time an "
+        "emulation. Load the model on cpu to measure it here.",
+        "在 ZeroGPU 上，GPU 只在 @spaces.GPU 调用内部存在，所以在这里对 {device} 计时只会测到模拟。请把模型加载到 cpu 上再测量。",
+    ),
 }

@@ -1,8 +1,13 @@
-"""The lab's renderers (break-it results, the diagnoser, the inspector) and the simulation labels."""
+"""The lab's renderers (break-it results, the diagnoser, the inspector), its simulations' labels,
+how a real GPU's wording was built, and the verdicts of its timings.
+"""
 
 from playground.core.i18n.words import W
 
+PREFIXES = ("ui", "flag", "inspect", "sim", "lab", "gpu", "timing")
+
 TEXT: dict[str, W] = {
+    "lab.running": W("Running the mistake, then its fix…", "正在运行这个错误，然后运行修复…"),
     "ui.error": W("Error", "错误"),
     "ui.where": W("Where it surfaced in our pipeline", "在我们的流程中出错的位置"),
     "ui.raised_in": W("Raised inside", "抛出位置"),
@@ -91,18 +96,7 @@ TEXT: dict[str, W] = {
         "真实 GPU 往往更早失败，在算子的 CUDA 内核的设备检查里，措辞也不同：它的消息显示在下面。"
         "下面修复后的流程在 CPU 上运行。",
     ),
-    "sim.conv_dtype": W(
-        "Simulated: this machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
-        "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
-        "here the weight stays float32 and the input is bfloat16: the same check fires with its own message. "
-        "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
-        "instead of two CPU dtypes. The fixed run below happens on the CPU.",
-        "模拟：这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
-        "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里权重保持 float32、"
-        "输入是 bfloat16：同一个检查用它自己的消息报错。在 GPU 上，"
-        "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
-        "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
-    ),
+    "sim.both": W("{how} {differs}", "{how}{differs}"),  # how a run was simulated, then how a real GPU differs
     "sim.big_model": W(
         "The loaded model is too large to copy for this scenario ({size}); it ran on the bundled model.",
         "已加载的模型太大，这个场景无法复制它（{size}）；改用内置模型运行。",
@@ -113,4 +107,77 @@ TEXT: dict[str, W] = {
         "模拟在 PyTorch 的设备检查之前就停下了：这个 PyTorch 版本的伪张量无法运行这个模型的代码"
         "（{raised_in} 中的 {error_type}：{message}）。在有 GPU 的机器上，这个场景会真实运行。",
     ),
+    "gpu.wrapper": W(
+        "Built from PyTorch's message template in the installed `{lib}` (its string literals), with the operator "
+        "and argument where a real CUDA kernel's device check fails: `{op}`, argument `{arg}`, in the generated "
+        "wrapper `{wrapper}` (named as torchgen names it, from this torch's native_functions.yaml).",
+        "由已安装的 `{lib}` 中 PyTorch 的消息模板（其中的字符串字面量）构造，"
+        "填入真实 CUDA 内核的设备检查失败的位置：算子 `{op}`、参数 `{arg}`，"
+        "所在的生成包装函数 `{wrapper}`（按 torchgen 的命名规则，依据这个 torch 自带的 native_functions.yaml）。",
+    ),
+    "gpu.iterator": W(
+        "Built from PyTorch's message template in the installed `{lib}`: `{op}` is a TensorIterator operator "
+        "(device_check: NoCheck in native_functions.yaml), so on a GPU it fails in TensorIterator's own "
+        "check, worded as the fake tensors word it.",
+        "由已安装的 `{lib}` 中 PyTorch 的消息模板构造：`{op}` 是 TensorIterator 算子"
+        "（native_functions.yaml 中标为 device_check: NoCheck），"
+        "所以在 GPU 上它在 TensorIterator 自己的检查中失败，措辞与伪张量的相同。",
+    ),
+    "gpu.conv": W(
+        "Built from the convolution's message template in the installed `{lib}`, with the tensor types a CPU "
+        "float input and a CUDA float weight report.",
+        "由已安装的 `{lib}` 中卷积的消息模板构造，填入 CPU 上 float 输入和 CUDA 上 float 权重各自报告的张量类型。",
+    ),
+    "gpu.refill": W(
+        "The same check and template (in the installed `{lib}`) raised it here with {old}; a GPU names {new}.",
+        "这里由同一个检查和模板（在已安装的 `{lib}` 中）用 {old} 触发；在 GPU 上它写的是 {new}。",
+    ),
+    "ui.real_gpu": W("What a real GPU raises, with the installed torch", "真实 GPU 会抛出的消息（已安装的 torch）"),
+    "ui.real_gpu_generate": W("What a GPU host prints, with the installed Transformers",
+                              "有 GPU 的机器会打印的内容（已安装的 Transformers）"),
+    "ui.scripts": W("The scripts: the mistake and the fix, complete", "脚本：错误写法与修复写法，完整可运行"),
+    "ui.scripts.note": W(
+        "Each runs as written with `python` from the repository root, on a CPU or a GPU. The fix the lab ran "
+        "above is the fix script's own text, in this process, on a private copy of the model.",
+        "每个脚本都可以在仓库根目录下用 `python` 原样运行，CPU 或 GPU 均可。"
+        "上面实验室运行的修复，就是修复脚本的原文，在本进程中、在模型的私有副本上运行。",
+    ),
+    "ui.broken_script": W("The mistake (broken script)", "错误写法（出错的脚本）"),
+    "ui.fix_script": W("The fix (fixed script)", "修复写法（修复后的脚本）"),
+    "ui.findings": W("What the measurement says", "实测说明了什么"),
+    "ui.broken_output": W("What the broken script printed before", "出错的脚本之前打印的内容"),
+    "timing.slower": W(
+        "{name} was {median}x slower than {base} here (95% interval of the median {low}-{high}x, {rounds} paired "
+        "rounds).",
+        "在这里 {name} 比 {base} 慢 {median} 倍（中位数的 95% 区间 {low}-{high} 倍，{rounds} 轮配对）。",
+    ),
+    "timing.faster": W(
+        "{name} was faster than {base} here: {median}x its time, {times}x as fast (95% interval {low}-{high}x, "
+        "{rounds} paired rounds).",
+        "在这里 {name} 比 {base} 快：用时是它的 {median} 倍，速度是它的 {times} 倍"
+        "（95% 区间 {low}-{high} 倍，{rounds} 轮配对）。",
+    ),
+    "timing.same": W(
+        "No clear difference between {name} and {base} on this machine: {low}-{high}x (95% interval of the "
+        "median {median}x, {rounds} paired rounds).",
+        "在这台机器上 {name} 和 {base} 没有明显差别：{low}-{high} 倍"
+        "（中位数 {median} 倍的 95% 区间，{rounds} 轮配对）。",
+    ),
+    "sim.fake_step": W(
+        "Simulated: this machine has no GPU. The training step up to the failing line ran for real on the CPU; "
+        "that line ran on PyTorch's fake tensors, with the tensor a GPU would hold on a fake cuda:0 (a whole "
+        "forward pass cannot run on fake cuda tensors in this PyTorch build: slicing one asks for a CUDA "
+        "device guard). PyTorch's own device check raised the message above. The fixed step below ran for "
+        "real on the CPU.",
+        "模拟：这台机器没有 GPU。出错行之前的训练步骤在 CPU 上真实运行；"
+        "出错的那一行在 PyTorch 的伪张量上运行，本该在 GPU 上的张量放在伪造的 cuda:0 上"
+        "（在这个 PyTorch 版本里，完整的前向传播无法在伪 cuda 张量上运行：对它切片需要 CUDA 设备保护）。"
+        "上面的消息是 PyTorch 自己的设备检查抛出的。下面修复后的训练步骤在 CPU 上真实运行。",
+    ),
+    "gpu.step_split": W(
+        "The training step up to the failing line ran on the CPU; the failing line ran on {device}, with the "
+        "tensors listed below.",
+        "出错行之前的训练步骤在 CPU 上运行；出错的那一行在 {device} 上运行，涉及的张量列在下面。",
+    ),
+    "ui.fake_device": W("{device} (fake)", "{device}（模拟）"),  # a tensor of the lab's FakeTensorMode
 }

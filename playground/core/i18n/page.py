@@ -1,6 +1,8 @@
-"""The page: titles, labels, buttons, the banner."""
+"""The page: its title, tabs, labels, buttons and the status line."""
 
 from playground.core.i18n.words import W
+
+PREFIXES = ("page", "status")
 
 TEXT: dict[str, W] = {
     "page.title": W("The device playground", "设备游乐场"),
@@ -67,7 +69,6 @@ TEXT: dict[str, W] = {
         "**Loaded:** `{model}` on `{device}` in `{dtype}`",
         "**已加载：**`{model}`，设备 `{device}`，数据类型 `{dtype}`",
     ),
-    "lab.running": W("Running the mistake, then its fix…", "正在运行这个错误，然后运行修复…"),
     "page.engine": W("Generation engine", "生成引擎"),
     "page.engine.info": W(
         "generate(), or the tutorials' manual loop: prefill once, then one token at a time with the KV cache "
@@ -88,19 +89,37 @@ TEXT: dict[str, W] = {
     "page.compare.run": W("Run the matrix", "运行对比"),
     "page.compare.stop": W("Stop after this run", "这次运行后停止"),
     "page.compare.files": W("Download the table", "下载表格"),
-    # devices: why one is unavailable, or what it means
-    "dev.threads": W("{n} threads", "{n} 个线程"),
-    "dev.auto_gpus": W("places layers over {n} GPU(s), then the CPU", "把各层分布到 {n} 块 GPU 上，然后是 CPU"),
-    "dev.auto_cpu": W("no GPU here: everything is placed on the CPU", "这里没有 GPU：所有层都放在 CPU 上"),
-    "dev.no_cuda_build": W("this PyTorch build has no CUDA (a CPU-only wheel)",
-                           "这个 PyTorch 版本不含 CUDA（只支持 CPU 的安装包）"),
-    "dev.no_cuda_device": W(
-        "no CUDA device visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them)",
-        "看不到 CUDA 设备（没有 GPU、没有驱动，或 CUDA_VISIBLE_DEVICES 把它们隐藏了）",
+    "page.tab.factcheck": W("Fact-check", "事实核查"),
+    "page.factcheck.intro": W(
+        "### The tutorials, checked\nEach claim is quoted from the Chinese tutorials this playground grew from, "
+        "and decided by an experiment that runs here when you press a button: the verdict follows what it finds. "
+        "Claims only a GPU can decide say what a GPU would show.",
+        "### 核查教程\n每条说法都引自本游乐场所依据的中文教程，按下按钮时在这里运行实验来判定："
+        "结论由实验结果决定。只有 GPU 才能判定的说法，会说明在 GPU 上会看到什么。",
     ),
-    "dev.no_mps_build": W("this PyTorch build has no MPS (Apple silicon only)",
-                          "这个 PyTorch 版本不含 MPS（只在 Apple 芯片上有）"),
-    "dev.mps_unavailable": W("MPS built but not available (needs macOS 12.3+ on Apple silicon)",
-                             "MPS 已编译但不可用（需要 Apple 芯片上的 macOS 12.3 或更新版本）"),
-    "dev.not_found": W("{device} is not among the {kind} devices found", "{device} 不在找到的 {kind} 设备之中"),
+    "page.factcheck.pick": W("Claim", "说法"),
+    "page.factcheck.one": W("Check this claim", "核查这条说法"),
+    "page.factcheck.all": W("Check all claims", "核查全部说法"),
+    # chat templates
+    "page.chat": W("Apply the chat template", "套用聊天模板"),
+    "page.chat.info": W(
+        "When the tokenizer has one (instruct models), the prompt is sent as the user's message through "
+        "tokenizer.apply_chat_template(..., add_generation_prompt=True). Untick to send the raw prompt.",
+        "当分词器带有聊天模板时（instruct 模型），提示词会作为用户消息，经 "
+        "tokenizer.apply_chat_template(..., add_generation_prompt=True) 送入模型。取消勾选则发送原始提示词。",
+    ),
+    "page.context": W("context: {ctx} tokens; the prompt takes {n}, leaving {room}",
+                      "上下文：{ctx} 个 token；提示词占 {n} 个，还剩 {room} 个"),
+    "page.context.unknown": W("context: {ctx} tokens, prompt included", "上下文：{ctx} 个 token（含提示词）"),
+    "page.decoding": W("Decoding", "解码方式"),
+    "page.decoding.sampled": W("sampled (temperature 0.8, top_p 0.95, seed 0)",
+                               "采样（temperature 0.8，top_p 0.95，随机种子 0）"),
+    "page.decoding.greedy": W("greedy (temperature 0)", "贪心（temperature 0）"),
+    "page.decoding.custom": W("your own settings", "自定义设置"),
+    "page.snippet.none": W("# The code to copy appears here after a generation, for the engine that ran it.",
+                           "# 生成之后，这里会出现可复制的代码（对应所用的生成引擎）。"),
+    "status.away": W(
+        "**Loaded:** nothing while Compare runs; `{model}` on `{device}` in `{dtype}` is loaded back afterwards.",
+        "**已加载：**对比运行期间没有模型；`{model}`（`{device}`，`{dtype}`）会在结束后重新加载。",
+    ),
 }

@@ -1,6 +1,8 @@
-"""Reports: the load report, generation stats, the timeline, the estimate, hints and notes."""
+"""The load report: its phases (names and notes), hints, notes, VRAM readings, the memory timeline."""
 
 from playground.core.i18n.words import W
+
+PREFIXES = ("report", "phase", "hint", "note", "label", "vram", "timeline")
 
 TEXT: dict[str, W] = {
     "report.phase": W("phase", "阶段"),
@@ -40,17 +42,6 @@ TEXT: dict[str, W] = {
     "report.migration": W("migration", "迁移"),
     "report.hint": W("hint", "提示"),
     "report.placement": W("placement", "放置"),
-    "stats.running": W("generating…", "生成中…"),
-    "stats.done": W("done ({reason})", "完成（{reason}）"),
-    "stats.mode": W("mode", "模式"),
-    "stats.greedy": W("greedy", "贪心解码"),
-    "stats.sampling": W("sampling", "采样"),
-    "stats.ttft": W("time to first token", "首个 token 耗时"),
-    "stats.prompt": W("prompt tokens", "提示词 token 数"),
-    "stats.new": W("new tokens", "新生成 token 数"),
-    "stats.rate": W("decode rate", "解码速度"),
-    "stats.total": W("total", "总耗时"),
-    "stats.rate_cell": W("{rate} ({n} tokens in {t})", "{rate}（{t} 内生成 {n} 个 token）"),
     "timeline.title": W(
         "Memory timeline (sampled at 15 Hz while loading and generating)",
         "内存时间线（加载和生成期间以 15 Hz 采样）",
@@ -58,15 +49,6 @@ TEXT: dict[str, W] = {
     "timeline.rss_start": W("RSS at start", "开始时 RSS"),
     "timeline.rss_peak": W("peak RSS", "RSS 峰值"),
     "timeline.avail_min": W("lowest available", "最低可用内存"),
-    "estimate.fits": W("Fits", "放得下"),
-    "estimate.refused": W("Would be refused", "会被拒绝"),
-    "estimate.what": W("what", "项目"),
-    "estimate.required": W("needed, with the margin", "所需（含余量）"),
-    "estimate.available": W("available", "可用"),
-    "estimate.largest": W("largest layer", "最大的层"),
-    "estimate.kv": W("KV cache per token", "每个 token 的 KV 缓存"),
-    "estimate.by_dtype": W("weights by dtype", "各数据类型的权重大小"),
-    "stats.per_token": W("per-token decode times", "逐 token 解码耗时"),
     "hint.fp16_cpu_slow": W(
         "float16 on this CPU has no native support: PyTorch converts to float32 internally, so it halves "
         "memory but runs several times slower than float32.",
@@ -136,23 +118,49 @@ TEXT: dict[str, W] = {
     "vram.no_device": W("no VRAM to measure: no CUDA device visible", "没有显存可测：看不到 CUDA 设备"),
     "vram.no_nvml_package": W("NVML readings need the nvidia-ml-py package", "NVML 读数需要安装 nvidia-ml-py 包"),
     "vram.no_driver": W("no NVIDIA driver to ask (NVML: {error})", "没有可查询的 NVIDIA 驱动（NVML：{error}）"),
-    # the estimate's reasoning
-    "est.dtype.asked": W("asked for {dtype}", "要求 {dtype}"),
-    "est.dtype.config": W("auto: config.json says dtype={dtype}", "auto：config.json 写明 dtype={dtype}"),
-    "est.dtype.stored": W("auto: config.json names no dtype; the checkpoint stores {dtype}",
-                          "auto：config.json 没写数据类型；检查点里存的是 {dtype}"),
-    "est.dtype.default": W("auto: neither config nor checkpoint says; PyTorch's default {dtype}",
-                           "auto：配置和检查点都没写；用 PyTorch 的默认值 {dtype}"),
-    "est.kv_formula": W(
-        "2 x {layers} layers x {kv_heads} kv heads x {head_dim} head dim x {bytes} bytes = {total} bytes per token",
-        "2 × {layers} 层 × {kv_heads} 个 KV 头 × {head_dim} 头维度 × {bytes} 字节 = 每个 token {total} 字节",
-    ),
     # notes of the load's phases
     "phase.estimate": W("built on the meta device: needs {need} with the margin, {avail} available ({where})",
                         "在 meta 设备上构建：含余量需要 {need}，可用 {avail}（{where}）"),
-    "phase.estimate_unknown": W("size unknown until the download: not checked", "下载之前不知道大小：未检查"),
     "phase.import": W("resolved {cls}; its module is imported once per process", "找到 {cls}；它的模块每个进程只导入一次"),
     "phase.eval": W("dropout off; no memory moves", "关闭 dropout；没有内存移动"),
     "label.synthetic": W("random weights: the text is noise; the timings and memory are real",
                          "随机权重：生成的文字没有意义；计时和内存是真实的"),
+    "phase.build": W(
+        "checkpoint written with random weights, because {why}",
+        "用随机权重写出了检查点，原因：{why}",
+    ),
+    "report.build": W("writing the synthetic checkpoint", "写出合成模型的检查点"),
+    # the download phase's note in the load report
+    "phase.download": W("downloaded {bytes} ({files} files) from the Hub at {rate} into the Hugging Face cache",
+                        "从 Hub 下载了 {bytes}（{files} 个文件），速度 {rate}，存入 Hugging Face 缓存"),
+    "phase.download_cached": W("from the cache: 0 bytes downloaded ({files} files already in the Hugging Face cache)",
+                               "来自缓存：下载 0 字节（{files} 个文件已在 Hugging Face 缓存中）"),
+    "report.download": W("the Hub's files into the Hugging Face cache (only those a causal LM needs)",
+                         "把 Hub 上的文件下载到 Hugging Face 缓存（只下载因果语言模型需要的文件）"),
+    # the phases of a load and a generation, as the tables and the timeline's legend name them
+    "phase.name.download": W("download", "下载"),
+    "phase.name.estimate": W("estimate", "估算"),
+    "phase.name.import": W("import", "导入"),
+    "phase.name.load": W("load", "加载"),
+    "phase.name.migrate": W("migrate", "迁移"),
+    "phase.name.eval": W("eval", "eval（推理模式）"),
+    "phase.name.build": W("build", "构建"),
+    "phase.name.warm-up": W("warm-up", "预热"),
+    "phase.name.prefill": W("prefill", "预填充"),
+    "phase.name.decode": W("decode", "解码"),
+    "phase.name.": W("(before the first phase)", "（第一个阶段之前）"),
+    # the load report
+    "report.in_dtype": W("in {dtype}", "（{dtype}）"),
+    "report.vram_cell": W("cuda:{index}: allocated {alloc}, reserved {reserved}",
+                          "cuda:{index}：已分配 {alloc}，已保留 {reserved}"),
+    "report.mmap_label": W("still mapped from the file", "仍映射自文件"),
+    "report.vram_label": W("VRAM", "显存"),
+    "report.chat": W("chat template", "聊天模板"),
+    "report.chat_yes": W("the tokenizer has one: generation applies it by default (the switch under the prompt)",
+                         "分词器带有聊天模板：生成时默认套用（开关在提示词下方）"),
+    # the timeline
+    "timeline.x": W("seconds", "秒"),
+    "timeline.y": W("process RSS (MiB)", "进程 RSS（MiB）"),
+    "timeline.color": W("phase", "阶段"),
+    "timeline.samples": W("{time} ({n} samples)", "{time}（{n} 个采样）"),
 }

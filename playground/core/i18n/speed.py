@@ -1,6 +1,8 @@
-"""The speed lesson: copy bandwidth, the KV cache's growth, decode engines against the bound."""
+"""The Speed tab: memory bandwidth, the KV cache's cost, the engines, and the gaps between them."""
 
 from playground.core.i18n.words import W
+
+PREFIXES = ("speed", "bw", "eng", "gap", "kv", "pcie")
 
 TEXT: dict[str, W] = {
     # -- the tab --------------------------------------------------------------------
@@ -60,25 +62,6 @@ TEXT: dict[str, W] = {
         "⏳ `torch.compile` is tracing and compiling the decode step (started {at}): seconds to tens of seconds, depending on the processor and the compiler's cache; "
         "the other engines' rows follow.",
         "⏳ `torch.compile` 正在追踪并编译解码步骤（开始于 {at}）：视处理器和编译缓存而定，几秒到几十秒；其余引擎的结果随后给出。",
-    ),
-    "err.engine_tokens": W(
-        "max_new_tokens for the engines must be a whole number from {lo} to {hi}; got {got}. (The loop without "
-        "a cache recomputes the whole sequence every step: longer runs take minutes.)",
-        "引擎的 max_new_tokens 必须是 {lo} 到 {hi} 之间的整数；收到的是 {got}。（不带缓存的循环每一步都要重算整个序列：更长的运行要花几分钟。）",
-    ),
-    "err.compiled_split": W(
-        "The compiled engine needs the whole model on one device; this one is split over {devices} "
-        "(device_map='auto'). Load it on one device to compile it.",
-        "编译引擎需要整个模型位于同一个设备上；这个模型分布在 {devices} 上（device_map='auto'）。请把它加载到单个设备上再编译。",
-    ),
-    "err.compile_failed": W(
-        "torch.compile could not compile the decode step here ({error}). The other engines' figures stand.",
-        "torch.compile 在这里无法编译解码步骤（{error}）。其他引擎的结果仍然有效。",
-    ),
-    "err.zerogpu_speed": W(
-        "On ZeroGPU the GPU exists only inside a @spaces.GPU call, so a timing of {device} taken here would time an "
-        "emulation. Load the model on cpu to measure it here.",
-        "在 ZeroGPU 上，GPU 只在 @spaces.GPU 调用内部存在，所以在这里对 {device} 计时只会测到模拟。请把模型加载到 cpu 上再测量。",
     ),
     "speed.zerogpu": W(
         "on ZeroGPU a GPU is lent only inside a @spaces.GPU call; copies timed outside one would not be real",

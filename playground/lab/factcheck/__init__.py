@@ -1,10 +1,10 @@
 """The fact-check: claims quoted from the five tutorials, each decided by evidence produced now.
 
-A `Claim` carries the tutorial's own words (`claim.zh`, quoted as printed, and `claim.en`, our
-translation), where it was said, and a `check()` that runs the experiment that decides it, here, in
+A `Claim` (made by the `@claim(...)` decorator on its check) carries the tutorial's own words (its
+`claim` key: the Chinese quoted as printed, the English our translation), where it was said, the
+sentence its evidence is said in, and a `check()` that runs the experiment that decides it, here, in
 this process: it returns the verdict (`true`, `false`, `partly`, or `not measurable here`), the
-evidence as a sentence in both languages with its measured fields, and whether that evidence was
-produced live. A verdict is computed from the evidence in the check's code, never stored. Claims
+evidence's measured fields, and whether that evidence was produced live. A verdict is computed from the evidence in the check's code, never stored. Claims
 that only a GPU can decide say what a GPU would show and are `not measurable here`, not live.
 
 One module per group of claims (`devices`, `training`, `speed`); `CLAIMS` lists them all, `get(id)`
@@ -24,7 +24,7 @@ def get(claim_id: object) -> Claim:
     """The claim a visitor named, or a UserError listing them (the edge's one check)."""
     c = CLAIMS.get(claim_id.strip()) if isinstance(claim_id, str) else None
     if c is None:
-        raise UserError(f"Unknown claim {shown(claim_id, 60)}. Pick one of: {', '.join(CLAIMS)}.")
+        raise UserError.of("err.claim", got=shown(claim_id, 60), known=", ".join(CLAIMS))
     return c
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from playground.core import threads
-from playground.core.i18n import W
+from playground.core.i18n import Said, W, bilingual, register, said
 
 VERDICTS = ("true", "false", "partly", "not measurable here")
 
@@ -25,39 +25,59 @@ T5 = "T5 “pytorch一些容易错的地方”"
 
 @dataclass
 class Evidence:
-    """What a check found: the verdict follows from it."""
+    """What a check found: the verdict follows from it; the sentence saying it is its claim's `evidence`
+    (the one named `sentence`, where the claim has several), filled with these fields."""
 
     verdict: str
-    text: W  # the evidence, with {fields}
     fields: dict = field(default_factory=dict)
     live: bool = True
+    sentence: str = ""
 
 
 @dataclass(frozen=True)
 class Claim:
     id: str
-    claim: W  # en: our translation; zh: the tutorial's words as printed
+    claim: str  # i18n key (claim.<id>.claim): en, our translation; zh, the tutorial's words as printed
     source: str  # which tutorial, which section
     check: Callable[[], Evidence]
     where: str = ""  # where the playground shows it: a scenario id, or a panel
+    # i18n key (claim.<id>.evidence): the evidence as a sentence with the check's {fields}; or, for a check
+    # that can find things out in several ways, one key per way (claim.<id>.evidence.<name>)
+    evidence: str | dict[str, str] = ""
+
+
+def claim(cid: str, source: str, *, says: W, evidence: W | dict[str, W], where: str = "",
+          more: dict[str, W] | None = None) -> Callable[[Callable], Claim]:
+    """Decorate a claim's check: `says` is the claim (the tutorial's words, and ours in English), `evidence`
+    the sentence its Evidence fills, `more` the words a field of it may be (`claim.<id>.<name>`); all are
+    registered as i18n keys beside the check's code."""
+    for name, w in (more or {}).items():
+        register(f"claim.{cid}.{name}", w)
+
+    sentences = (register(f"claim.{cid}.evidence", evidence) if isinstance(evidence, W) else
+                 {name: register(f"claim.{cid}.evidence.{name}", w) for name, w in evidence.items()})
+
+    def make(check: Callable[[], Evidence]) -> Claim:
+        return Claim(cid, register(f"claim.{cid}.claim", says), source, check, where, sentences)
+
+    return make
 
 
 @dataclass
 class FactResult:
     id: str
-    claim_en: str
-    claim_zh: str
+    claim: Said
     source: str
     verdict: str
-    evidence_en: str
-    evidence_zh: str
+    evidence: Said  # the claim's evidence sentence with the fields the check measured
     live: bool
     fields: dict
     seconds: float
     where: str
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        """The API's dict: the claim and the evidence in both languages (`claim_en`, `claim_zh`, ...)."""
+        return bilingual(dict(self.__dict__), "claim", "evidence")
 
 
 def check(claim: Claim) -> FactResult:
@@ -66,6 +86,6 @@ def check(claim: Claim) -> FactResult:
     ev = threads.run(claim.check, name="fact-check")
     if ev.verdict not in VERDICTS:
         raise ValueError(f"{claim.id}: verdict {ev.verdict!r}")
-    return FactResult(claim.id, claim.claim.en, claim.claim.zh, claim.source, ev.verdict,
-                      ev.text.say("en", **ev.fields), ev.text.say("zh", **ev.fields), ev.live, dict(ev.fields),
-                      round(time.perf_counter() - t0, 3), claim.where)
+    sentence = claim.evidence if isinstance(claim.evidence, str) else claim.evidence[ev.sentence]
+    return FactResult(claim.id, said(claim.claim), claim.source, ev.verdict, said(sentence, **ev.fields), ev.live,
+                      dict(ev.fields), round(time.perf_counter() - t0, 3), claim.where)

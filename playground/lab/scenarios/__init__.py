@@ -1,14 +1,16 @@
 """Every mistake the lab runs, by family: one module per family, each scenario with its own words.
 
-Adding a scenario touches its family's module (its function, its words in both languages, its
-before/after code, its two complete scripts, its expected outcome on each kind of device target),
-listed in that module's SCENARIOS, and the lesson map (docs/lesson-map.md). Each carries a `group`
-(harness.GROUPS): device, dtype, meta, checkpoint, silent, training.
+Adding a scenario touches its family's module (its function, its words in both languages, which
+its decorator registers as `scenario.<id>.*` i18n keys, its before/after code, its two complete
+scripts, its expected outcome on each kind of device target), listed in that module's SCENARIOS,
+and the lesson map (docs/lesson-map.md). Each carries a `group` (harness.GROUPS): device, dtype,
+meta, checkpoint, silent, training.
 """
 
 from __future__ import annotations
 
 from playground.core.errors import UserError, shown
+from playground.core.i18n import t
 from playground.lab import target
 from playground.lab.harness import Scenario
 from playground.lab.scenarios import (calls, checkpoints, devices, dtypes, meta, silent, training, training_data,
@@ -23,7 +25,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 def listing() -> list[dict]:
     """The lab's mistakes, in order: id, titles, whether a GPU is involved and whether it is simulated here."""
-    return [{"id": s.id, "number": s.number, "title_en": s.title.en, "title_zh": s.title.zh, "group": s.group,
+    return [{"id": s.id, "number": s.number, "title_en": t(s.title, "en"), "title_zh": t(s.title, "zh"), "group": s.group,
              "needs_gpu": s.needs_gpu, "silent": s.silent,
              "simulated_here": s.needs_gpu and target.for_scenario(s).simulated}
             for s in SCENARIOS.values()]

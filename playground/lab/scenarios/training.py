@@ -413,13 +413,27 @@ LABELS_CUDA = {"cuda_call_here": W("what tensor.cuda() does on this machine (liv
     bundled_only=True,
     labels=LABELS_CUDA,
     script=Script("train", broken=changed(MOVE, "input_ids, labels = input_ids.cuda(), labels.cuda()"), fix=STEP),
+    words={
+        "simulation": W(
+            "Simulated with two fake GPUs: this machine has fewer than two CUDA devices. The batch was made for real "
+            "on the CPU; the forward pass ran on PyTorch's fake tensors, with the model on a fake cuda:1 (`device`) "
+            "and the input ids where `.cuda()` puts them, on the current GPU, a fake cuda:0. PyTorch's own device "
+            "check raised the message above; a real pair of GPUs words it as shown below. What `.cuda()` does on "
+            "this machine is measured below. The fixed step ran for real, on this machine's `device`.",
+            "用两块伪 GPU 模拟：这台机器的 CUDA 设备少于两块。批次在 CPU 上真实生成；"
+            "前向传播在 PyTorch 的伪张量上运行，模型在伪造的 cuda:1（`device`）上，"
+            "输入 id 在 `.cuda()` 放置它们的地方，即当前 GPU，伪造的 cuda:0。"
+            "上面的消息是 PyTorch 自己的设备检查抛出的；真实的两块 GPU 的措辞见下面。"
+            "`.cuda()` 在这台机器上的结果见下面的实测。修复后的训练步骤在这台机器的 `device` 上真实运行。",
+        ),
+    },
 )
 def cuda_mixed_to(lab: Lab, r: BreakResult) -> None:
     r.measured = {"cuda_call_here": cuda_call_here()}
     input_ids, _labels = batch(lab)
     model = lab.run.place(bundled()[0])  # model.to(device): device is cuda:1
     ids = lab.run.place(input_ids, device="cuda:0")  # what .cuda() picks: the current GPU, cuda:0 unless set
-    mark(lab, r, "sim.two_gpus", "", note="gpu.step_split")
+    mark(lab, r, "scenario.cuda-mixed-to.simulation", "", note="gpu.step_split")
     r.tensors = [row("input_ids (.cuda())", ids), row("transformer.wte.weight (.to(device))",
                                                       model.get_input_embeddings().weight)]
     with lab.run.running():

@@ -166,6 +166,15 @@ def accuracy(predictions, targets):
     script=Script("train", broken=changed(
         'print(f"one training step on {device}: loss {loss.item():.3f}")', METRIC.format(read=NUMPY)),
         fix=changed('print(f"one training step on {device}: loss {loss.item():.3f}")', METRIC.format(read=ITEM))),
+    words={
+        "simulation": W(
+            "Simulated with the meta device: this machine has no GPU, and meta is a real second device. The "
+            "predictions were computed for real on the CPU, then placed on meta, where .numpy() meets the same "
+            "check a GPU tensor meets.",
+            "用 meta 设备模拟：这台机器没有 GPU，而 meta 是一个真实存在的第二种设备。"
+            "预测值先在 CPU 上真实计算，再放到 meta 上，.numpy() 在那里遇到与 GPU 张量相同的检查。",
+        ),
+    },
 )
 def numpy_on_gpu(lab: Lab, r: BreakResult) -> None:
     input_ids, labels = batch(lab)
@@ -175,7 +184,7 @@ def numpy_on_gpu(lab: Lab, r: BreakResult) -> None:
     r.tensors = [row("predictions", predictions), row("labels", targets)]
     with lab.run.running():
         attempt(r, lambda: accuracy(predictions, targets))
-    mark(lab, r, "sim.meta_numpy", "", note="gpu.step_split")
+    mark(lab, r, "scenario.numpy-on-gpu.simulation", "", note="gpu.step_split")
     built = gpu_wording.refill(r.error_message or "", "meta", "cuda:0",
                                " device type tensor to numpy. Use Tensor.cpu() to ",
                                TORCH_LIB / "libtorch_python.so") if r.simulated and r.raised else None

@@ -227,6 +227,17 @@ LABELS_DP = {
     script=Script("train", broken=changed("model = model.to(device)\n", "model = nn.DataParallel(model)   # "
                                           "model.to(device) forgotten\n", STEP),
                   fix=changed("model = model.to(device)\n", "model = nn.DataParallel(model).to(device)\n", STEP)),
+    words={
+        "simulation": W(
+            "Simulated: this machine has no GPU, so nn.DataParallel's constructor makes a pass-through wrapper "
+            "(device_ids=[]). The lab set its attributes as the constructor sets them on a host with one GPU "
+            "(device_ids=[0], source device cuda:0); the forward that raised above is DataParallel's own, "
+            "unchanged. The fixed step below ran for real on the CPU.",
+            "模拟：这台机器没有 GPU，所以 nn.DataParallel 的构造函数只生成一个直通包装（device_ids=[]）。"
+            "实验室按有一块 GPU 的机器上构造函数的做法设置了它的属性（device_ids=[0]，源设备 cuda:0）；"
+            "上面抛出错误的 forward 是 DataParallel 自己的，未作改动。下面修复后的训练步骤在 CPU 上真实运行。",
+        ),
+    },
 )
 def dataparallel_not_moved(lab: Lab, r: BreakResult) -> None:
     r.measured = {
@@ -238,7 +249,7 @@ def dataparallel_not_moved(lab: Lab, r: BreakResult) -> None:
     dp = data_parallel_as_on_a_gpu_host(model, lab.run.target.device)
     r.tensors = [row("input_ids", input_ids), row("module.transformer.wte.weight", model.get_input_embeddings().weight)]
     attempt(r, lambda: call_data_parallel(dp, input_ids))
-    mark(lab, r, "sim.data_parallel", "", device="cpu")
+    mark(lab, r, "scenario.dataparallel-not-moved.simulation", "", device="cpu")
     if r.simulated and r.raised:  # the check is plain Python in torch/nn/parallel/data_parallel.py: a GPU words it so
         r.real_gpu_message = r.error_message
     run_fix(lab, dataparallel_not_moved, r)

@@ -12,7 +12,7 @@ from playground.web.page import LANE, Page
 
 
 def _choices(lang: str) -> list[tuple[str, str]]:
-    return [(f"{c.id}: {c.claim.zh if lang == 'zh' else c.claim.en}"[:140], c.id) for c in factcheck.CLAIMS.values()]
+    return [(f"{c.id}: {t(c.claim, lang)}"[:140], c.id) for c in factcheck.CLAIMS.values()]
 
 
 def build(page: Page) -> None:

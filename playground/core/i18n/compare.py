@@ -1,69 +1,10 @@
-"""What the views show around the numbers: table heads, phase names, chart titles, Compare, the devices."""
+"""Compare: the table's heads and cells, the statuses, the charts, the model loaded back."""
 
 from playground.core.i18n.words import W
 
+PREFIXES = ("cmp",)
+
 TEXT: dict[str, W] = {
-    # the phases of a load and a generation, as the tables and the timeline's legend name them
-    "phase.name.download": W("download", "下载"),
-    "phase.name.estimate": W("estimate", "估算"),
-    "phase.name.import": W("import", "导入"),
-    "phase.name.load": W("load", "加载"),
-    "phase.name.migrate": W("migrate", "迁移"),
-    "phase.name.eval": W("eval", "eval（推理模式）"),
-    "phase.name.build": W("build", "构建"),
-    "phase.name.warm-up": W("warm-up", "预热"),
-    "phase.name.prefill": W("prefill", "预填充"),
-    "phase.name.decode": W("decode", "解码"),
-    "phase.name.": W("(before the first phase)", "（第一个阶段之前）"),
-    "ui.fake_device": W("{device} (fake)", "{device}（模拟）"),  # a tensor of the lab's FakeTensorMode
-    # the devices table
-    "dev.col.device": W("device", "设备"),
-    "dev.col.state": W("state", "状态"),
-    "dev.col.native": W("native", "原生支持"),
-    "dev.col.note": W("what it is, and why", "是什么，以及原因"),
-    "dev.available": W("✅ available", "✅ 可用"),
-    "dev.unavailable": W("⛔ unavailable", "⛔ 不可用"),
-    # the load report
-    "report.in_dtype": W("in {dtype}", "（{dtype}）"),
-    "report.vram_cell": W("cuda:{index}: allocated {alloc}, reserved {reserved}",
-                          "cuda:{index}：已分配 {alloc}，已保留 {reserved}"),
-    "report.mmap_label": W("still mapped from the file", "仍映射自文件"),
-    "report.vram_label": W("VRAM", "显存"),
-    "report.chat": W("chat template", "聊天模板"),
-    "report.chat_yes": W("the tokenizer has one: generation applies it by default (the switch under the prompt)",
-                         "分词器带有聊天模板：生成时默认套用（开关在提示词下方）"),
-    # the timeline
-    "timeline.x": W("seconds", "秒"),
-    "timeline.y": W("process RSS (MiB)", "进程 RSS（MiB）"),
-    "timeline.color": W("phase", "阶段"),
-    "timeline.samples": W("{time} ({n} samples)", "{time}（{n} 个采样）"),
-    # generation stats
-    "finish.running": W("running", "进行中"),
-    "finish.length": W("max_new_tokens reached", "达到 max_new_tokens"),
-    "finish.eos": W("end-of-text token", "遇到结束 token"),
-    "finish.stopped": W("stopped", "已停止"),
-    "stats.prefill": W("prefill", "预填充"),
-    "stats.mean": W("mean", "平均"),
-    "stats.median": W("median", "中位数"),
-    "stats.min": W("min", "最小"),
-    "stats.max": W("max", "最大"),
-    "stats.p90": W("p90", "p90"),
-    "stats.first": W("first", "第一步"),
-    "stats.last": W("last", "最后一步"),
-    "stats.steps": W("{n} steps", "{n} 步"),
-    "stats.engine": W("engine", "引擎"),
-    # the engines and the decoding mode
-    "engine.generate": W("generate()", "generate()（库自带）"),
-    "engine.manual": W("manual loop + KV cache", "手写循环 + KV 缓存"),
-    "engine.manual-nocache": W("manual loop, no cache", "手写循环，不用缓存"),
-    "engine.compiled": W("static cache + torch.compile", "静态缓存 + torch.compile"),
-    "page.decoding": W("Decoding", "解码方式"),
-    "page.decoding.sampled": W("sampled (temperature 0.8, top_p 0.95, seed 0)",
-                               "采样（temperature 0.8，top_p 0.95，随机种子 0）"),
-    "page.decoding.greedy": W("greedy (temperature 0)", "贪心（temperature 0）"),
-    "page.decoding.custom": W("your own settings", "自定义设置"),
-    "page.snippet.none": W("# The code to copy appears here after a generation, for the engine that ran it.",
-                           "# 生成之后，这里会出现可复制的代码（对应所用的生成引擎）。"),
     # Compare
     "cmp.col.pair": W("pair", "组合"),
     "cmp.col.status": W("status", "状态"),
@@ -125,13 +66,4 @@ TEXT: dict[str, W] = {
     "cmp.chart.rate": W("decode (tokens/s)", "解码速度（tokens/s）"),
     "cmp.chart.rss": W("peak RSS (MiB)", "RSS 峰值（MiB）"),
     "cmp.chart.x": W("device / dtype", "设备 / 数据类型"),
-    "progress.cmp_pair": W("{i}/{n} {pair}: {step}", "第 {i}/{n} 个组合 {pair}：{step}"),
-    "progress.cmp_warmup": W("warm-up (untimed): decode {done}/{n} tokens", "预热（不计时）：解码 {done}/{n} 个 token"),
-    "progress.cmp_run": W("run {k} of {runs}: decode {done}/{n} tokens", "第 {k}/{runs} 次：解码 {done}/{n} 个 token"),
-    "progress.cmp_done": W("{n} pairs done", "{n} 个组合已完成"),
-    "progress.cmp_return": W("loading your model back: {step}", "正在重新加载你的模型：{step}"),
-    "status.away": W(
-        "**Loaded:** nothing while Compare runs; `{model}` on `{device}` in `{dtype}` is loaded back afterwards.",
-        "**已加载：**对比运行期间没有模型；`{model}`（`{device}`，`{dtype}`）会在结束后重新加载。",
-    ),
 }

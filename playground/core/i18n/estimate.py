@@ -1,0 +1,66 @@
+"""The memory estimate and the guard's refusal: what it needs, where the numbers come from."""
+
+from playground.core.i18n.words import W
+
+PREFIXES = ("est", "estimate")
+
+TEXT: dict[str, W] = {
+    "estimate.fits": W("Fits", "放得下"),
+    "estimate.refused": W("Would be refused", "会被拒绝"),
+    "estimate.what": W("what", "项目"),
+    "estimate.required": W("needed, with the margin", "所需（含余量）"),
+    "estimate.available": W("available", "可用"),
+    "estimate.largest": W("largest layer", "最大的层"),
+    "estimate.kv": W("KV cache per token", "每个 token 的 KV 缓存"),
+    "estimate.by_dtype": W("weights by dtype", "各数据类型的权重大小"),
+    # the estimate's reasoning
+    "est.dtype.asked": W("asked for {dtype}", "要求 {dtype}"),
+    "est.dtype.config": W("auto: config.json says dtype={dtype}", "auto：config.json 写明 dtype={dtype}"),
+    "est.dtype.stored": W("auto: config.json names no dtype; the checkpoint stores {dtype}",
+                          "auto：config.json 没写数据类型；检查点里存的是 {dtype}"),
+    "est.dtype.default": W("auto: neither config nor checkpoint says; PyTorch's default {dtype}",
+                           "auto：配置和检查点都没写；用 PyTorch 的默认值 {dtype}"),
+    "est.kv_formula": W(
+        "2 x {layers} layers x {kv_heads} kv heads x {head_dim} head dim x {bytes} bytes = {total} bytes per token",
+        "2 × {layers} 层 × {kv_heads} 个 KV 头 × {head_dim} 头维度 × {bytes} 字节 = 每个 token {total} 字节",
+    ),
+    "est.where.system": W("available system RAM (psutil)", "系统可用内存（psutil）"),
+    "est.where.budget": W(
+        "{env}={value} (caps the {system} the system has available)",
+        "{env}={value}（限制了系统可用的 {system}）",
+    ),
+    "est.where.frees": W("{where}, plus {frees} the loaded model frees first", "{where}，另加当前模型会先释放的 {frees}"),
+    "est.note.build": W(
+        "first use builds the float32 checkpoint in RAM ({build} with the margin)",
+        "首次使用时会先在内存中构建 float32 检查点（含余量 {build}）",
+    ),
+    "est.note.mps": W(
+        "MPS shares RAM with the CPU: load-then-move holds both copies for a moment",
+        "MPS 与 CPU 共用内存：先加载再搬运时，两份拷贝会短暂同时存在",
+    ),
+    "est.reason.auto": W(
+        "needs {need} (weights + {margin} margin); the GPUs and RAM together have {pool} free",
+        "需要 {need}（权重 + {margin} 余量）；所有 GPU 和内存加起来只有 {pool} 空闲",
+    ),
+    "est.reason.cuda": W(
+        "needs {need} of RAM while loading ({avail} available, {where}) and {vram} on {device} ({free} free)",
+        "加载时需要 {need} 内存（可用 {avail}，{where}），"
+        "并需要 {device} 上的 {vram}（空闲 {free}）",
+    ),
+    "est.reason.ram": W(
+        "needs {need} (weights {weights} + {margin} margin); {avail} available ({where})",
+        "需要 {need}（权重 {weights} + {margin} 余量）；"
+        "可用只有 {avail}（{where}）",
+    ),
+    "est.refuse": W(
+        "Not loading {model} in {dtype} on {device}: it {reason}. The margin covers activations and the KV "
+        "cache (Accelerate's documented ~20%).{note} Try: {tips}.",
+        "不加载 {model}（{dtype}，{device}）：它{reason}。"
+        "余量用于激活值和 KV 缓存（Accelerate 文档给出的约 20%）。{note}可以试试：{tips}。",
+    ),
+    "est.refuse.note": W(" ({note}.)", "（{note}。）"),
+    "est.sep": W("{a}; {b}", "{a}；{b}"),  # two items of a list (a longer list nests: a; (b; c))
+    "est.tip.dtype": W("{dtype} would need {need}", "{dtype} 需要 {need}"),
+    "est.tip.auto": W("device 'auto' spreads the layers over the GPUs and the CPU", "设备选 'auto' 会把各层分布到 GPU 和 CPU 上"),
+    "est.tip.smaller": W("pick a smaller model (a smaller dtype would not fit either)", "换一个更小的模型（更小的数据类型也放不下）"),
+}

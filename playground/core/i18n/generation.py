@@ -1,0 +1,41 @@
+"""A generation's statistics, why it finished, and the engines' names."""
+
+from playground.core.i18n.words import W
+
+PREFIXES = ("stats", "finish", "engine")
+
+TEXT: dict[str, W] = {
+    "stats.running": W("generating…", "生成中…"),
+    "stats.done": W("done ({reason})", "完成（{reason}）"),
+    "stats.mode": W("mode", "模式"),
+    "stats.greedy": W("greedy", "贪心解码"),
+    "stats.sampling": W("sampling", "采样"),
+    "stats.ttft": W("time to first token", "首个 token 耗时"),
+    "stats.prompt": W("prompt tokens", "提示词 token 数"),
+    "stats.new": W("new tokens", "新生成 token 数"),
+    "stats.rate": W("decode rate", "解码速度"),
+    "stats.total": W("total", "总耗时"),
+    "stats.rate_cell": W("{rate} ({n} tokens in {t})", "{rate}（{t} 内生成 {n} 个 token）"),
+    "stats.per_token": W("per-token decode times", "逐 token 解码耗时"),
+    "stats.chat_applied": W("chat template applied: the prompt went in as the user's message",
+                            "已套用聊天模板：提示词作为用户消息送入"),
+    # generation stats
+    "finish.running": W("running", "进行中"),
+    "finish.length": W("max_new_tokens reached", "达到 max_new_tokens"),
+    "finish.eos": W("end-of-text token", "遇到结束 token"),
+    "finish.stopped": W("stopped", "已停止"),
+    "stats.prefill": W("prefill", "预填充"),
+    "stats.mean": W("mean", "平均"),
+    "stats.median": W("median", "中位数"),
+    "stats.min": W("min", "最小"),
+    "stats.max": W("max", "最大"),
+    "stats.p90": W("p90", "p90"),
+    "stats.first": W("first", "第一步"),
+    "stats.last": W("last", "最后一步"),
+    "stats.steps": W("{n} steps", "{n} 步"),
+    # the engines and the decoding mode
+    "engine.generate": W("generate()", "generate()（库自带）"),
+    "engine.manual": W("manual loop + KV cache", "手写循环 + KV 缓存"),
+    "engine.manual-nocache": W("manual loop, no cache", "手写循环，不用缓存"),
+    "engine.compiled": W("static cache + torch.compile", "静态缓存 + torch.compile"),
+}

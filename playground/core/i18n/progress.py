@@ -1,0 +1,38 @@
+"""Progress lines: the loader's, a synthetic build's and Compare's. The loader's and the build's
+begin the memory timeline's phases by their keys (`playground.hw.sampler.PROGRESS_PHASES`)."""
+
+from playground.core.i18n.words import W
+
+PREFIXES = ("progress",)
+
+TEXT: dict[str, W] = {
+    # the loader's progress (shown over the report while it runs; a line's key, not its wording, marks
+    # the memory timeline's phase it begins: playground.hw.sampler.PROGRESS_PHASES)
+    "progress.download_check": W("download: is '{ref}' in the Hugging Face cache?",
+                                 "下载：'{ref}' 在 Hugging Face 缓存里吗？"),
+    "progress.download": W("download: {ref}, {done} of {total}", "下载：{ref}，已下载 {done} / {total}"),
+    "progress.downloaded": W("download: {ref} is here; checking its safetensors files",
+                             "下载：{ref} 已就绪；正在检查它的 safetensors 文件"),
+    "progress.estimate": W("estimate: does it fit? (built on the meta device)", "估算：放得下吗？（在 meta 设备上构建）"),
+    "progress.tokenizer": W("tokenizer: AutoTokenizer.from_pretrained", "分词器：AutoTokenizer.from_pretrained"),
+    "progress.import": W("import: the architecture's Python code (first load only)",
+                         "导入：这个架构的 Python 代码（只在第一次加载时）"),
+    "progress.load": W("load: from_pretrained (disk to RAM)", "加载：from_pretrained（磁盘 → 内存）"),
+    "progress.load_auto": W("load: from_pretrained(device_map='auto')", "加载：from_pretrained(device_map='auto')"),
+    "progress.migrate": W("migrate: model.to('{device}')", "迁移：model.to('{device}')"),
+    "progress.eval": W("model.eval(): dropout off", "model.eval()：关闭 dropout"),
+    "progress.loaded": W("loaded", "已加载"),
+    # a synthetic model's first build (playground.load.synthetic): the load report's "build" phase
+    "progress.synth_build": W("building {name} with random weights (first use only)",
+                              "正在用随机权重生成 {name}（只在第一次使用时）"),
+    "progress.synth_init": W("init {module}: {done} of {total} MiB", "初始化 {module}：{done} / {total} MiB"),
+    "progress.synth_write": W("writing {name}: shard {i} of {n}", "正在写入 {name}：第 {i} / {n} 个分片"),
+    "progress.synth_written_one": W("{name} written (1 shard)", "{name} 已写入（1 个分片）"),
+    "progress.synth_written": W("{name} written ({n} shards)", "{name} 已写入（{n} 个分片）"),
+    "progress.synth_ready": W("{name} ready", "{name} 已就绪"),
+    "progress.cmp_pair": W("{i}/{n} {pair}: {step}", "第 {i}/{n} 个组合 {pair}：{step}"),
+    "progress.cmp_warmup": W("warm-up (untimed): decode {done}/{n} tokens", "预热（不计时）：解码 {done}/{n} 个 token"),
+    "progress.cmp_run": W("run {k} of {runs}: decode {done}/{n} tokens", "第 {k}/{runs} 次：解码 {done}/{n} 个 token"),
+    "progress.cmp_done": W("{n} pairs done", "{n} 个组合已完成"),
+    "progress.cmp_return": W("loading your model back: {step}", "正在重新加载你的模型：{step}"),
+}
