@@ -43,9 +43,11 @@ class Ratio:
     def verdict(self) -> Said:
         fields = dict(name=self.name, base=self.base, median=round(self.median, 2), low=round(self.low, 2),
                       high=round(self.high, 2), rounds=self.rounds)
-        if self.low > CLEAR:
+        # decided on the interval as shown (two decimals), so that the sentence never contradicts the
+        # figures beside it: "0.75-0.91x" is not wholly below 1/1.10 = 0.909, even if 0.9089 was
+        if fields["low"] > CLEAR:
             return said("timing.slower", **fields)
-        if self.high < 1 / CLEAR:
+        if fields["high"] < 1 / CLEAR:
             return said("timing.faster", **fields, times=round(1 / self.median, 2))
         return said("timing.same", **fields)
 
