@@ -10,6 +10,7 @@ process's temporary folder. See docs/placement.md.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import logging
 import shutil
@@ -305,8 +306,11 @@ def sweep() -> list[Path]:
 
 
 def remove_mine() -> list[Path]:
-    """This process's offload folders, at shutdown."""
+    """This process's offload folders, at shutdown (and at any normal exit: a CLI's run leaves none)."""
     return leftovers.remove_mine(offload_parent(), OFFLOAD_PREFIX)
+
+
+atexit.register(remove_mine)
 
 
 def tiers_text(p: PlacementPlan) -> str:
@@ -324,7 +328,7 @@ def input_device(model) -> str:
     for h in getattr(hook, "hooks", None) or [hook]:
         if getattr(h, "execution_device", None) is not None:
             return tier_name(h.execution_device)
-    return "cpu"
+    return "meta"  # no hook brings its values in: a model on the meta device, with no data anywhere
 
 
 # ---------------------------------------------------------------- copies for measuring (the cliff, the all-in-RAM run)

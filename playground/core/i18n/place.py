@@ -24,6 +24,9 @@ TEXT: dict[str, W] = {
         "{got} 不是 {device} 的内存大小。请写一个带单位的正数：KB、MB、GB（1000 的幂）或 KiB、MiB、GiB（1024 的幂），"
         "例如 120MB。"),
     "place.err.limit_twice": W("{device} has two limits. Give each device one.", "{device} 有两个限制。每个设备只给一个。"),
+    "place.err.limits_device": W(
+        "Memory limits place the model with device_map=\"auto\": leave --device out (or write auto), not {device}.",
+        "内存限制会用 device_map=\"auto\" 放置模型：请不要给 --device（或写 auto），而不是 {device}。"),
     "place.err.absent": W(
         "{device} is not on this machine, so a model cannot be loaded there. Plan it instead (the plan needs only "
         "config.json), or leave {device} out of {limits}.",
