@@ -11,6 +11,7 @@ See docs/placement.md.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -86,6 +87,7 @@ class CostReport:
     breakdown_warm: Breakdown | None
     breakdown_cold: Breakdown | None
     notes: list[Said] = field(default_factory=list)
+    load_average: float = 0.0  # the machine's 1-minute load average when it finished (a shared machine's timings vary)
 
     def to_dict(self) -> dict:
         return plain(asdict(self))
@@ -128,7 +130,7 @@ def cost(lm, name: str, n: int = TOKENS, prompt: str = DEFAULT_PROMPT, progress:
         disk_bound_tokens_per_second=bound,
         percent_of_disk_bound=100 * cold.tokens_per_second / bound if bound and cold.tokens_per_second else None,
         breakdown_warm=Breakdown.of(warm, ram, gbps), breakdown_cold=Breakdown.of(cold, ram, gbps) if cold else None,
-        notes=notes)
+        notes=notes, load_average=os.getloadavg()[0])
 
 
 def _ratio(ram: OffloadRun | None, run: OffloadRun | None) -> float | None:
@@ -186,6 +188,7 @@ class CliffReport:
     rate: dict | None  # the disk's cold read rate, on the last point's offloaded bytes
     seconds: float
     cold: bool  # cold runs were possible here (posix_fadvise)
+    load_average: float = 0.0  # the machine's 1-minute load average when it finished
 
     def to_dict(self) -> dict:
         return plain(asdict(self))
@@ -232,7 +235,7 @@ def cliff(folder: str, name: str, dtype: torch.dtype, tokenizer, max_blocks: int
     rows = [_row(k, off, loaded, warm, cold, ram, gbps) for k, off, loaded, warm, cold in runs]
     return CliffReport(model=name, dtype=str(dtype).replace("torch.", ""), prompt=prompt, new_tokens=n,
                        blocks=k_max, rows=rows, rate=rate.to_dict() if rate else None,
-                       seconds=time.perf_counter() - t0, cold=disk.can_evict())
+                       seconds=time.perf_counter() - t0, cold=disk.can_evict(), load_average=os.getloadavg()[0])
 
 
 def _row(k: int, off: int, loaded: float, warm: OffloadRun, cold: OffloadRun | None, ram: OffloadRun,

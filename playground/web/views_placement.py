@@ -218,6 +218,7 @@ def cost_markdown(c: dict | None, lang: str = "en") -> str:
                                   _breakdown_rows(t("place.run.cold", lang), c["breakdown_cold"], lang)], lang))
     lines.append(holds_back(c["breakdown_cold"] or c["breakdown_warm"], c["percent_of_disk_bound"], lang))
     lines += [in_lang(n, lang) for n in c.get("notes") or []]
+    lines.append(t("place.loadavg", lang, load=f"{c['load_average']:.2f}"))
     return "\n\n".join(x for x in lines if x)
 
 
@@ -246,8 +247,11 @@ def holds_back(b: dict | None, pct: float | None, lang: str) -> str:
     parts = {"compute": b["compute_ms"], "hooks": b["hooks_ms"], "disk": b["disk_ms"] or 0.0,
              "other": max(b["other_ms"] or 0.0, 0.0)}
     top = max(parts, key=parts.get)
-    return t("place.holds." + top, lang, ms=f"{parts[top]:.1f}", total=f"{b['total_ms']:.1f}",
+    said = t("place.holds." + top, lang, ms=f"{parts[top]:.1f}", total=f"{b['total_ms']:.1f}",
              share=f"{100 * parts[top] / b['total_ms']:.0f}", pct=_num(pct, "{:.0f}"))
+    if b["other_ms"] is not None and b["other_ms"] < -0.1 * b["total_ms"]:  # the parts add up to more than the whole
+        said += " " + t("place.holds.noisy", lang, ms=f"{-b['other_ms']:.1f}")
+    return said
 
 
 # ---------------------------------------------------------------- the cliff
@@ -310,6 +314,7 @@ def cliff_markdown(c: dict | None, lang: str = "en") -> str:
     below = [r for r in c["rows"] if r["percent_of_disk_bound"] is not None and r["percent_of_disk_bound"] < 50]
     for r in below:
         lines.append(f"{r['blocks_offloaded']}: " + holds_back(r["breakdown_cold"], r["percent_of_disk_bound"], lang))
+    lines.append(t("place.loadavg", lang, load=f"{c['load_average']:.2f}"))
     return "\n\n".join(lines)
 
 
@@ -331,5 +336,5 @@ def straight_markdown(s: dict | None, lang: str = "en") -> str:
              table(head, rows, "llrrrrrr"),
              t(key, lang, ratio=_num(ratio, "{:.2f}"), peak_a=fmt_bytes(a["peak_delta"]), peak_b=fmt_bytes(b["peak_delta"])),
              t("place.straight.same_weights" if s["same_weights"] else "place.straight.other_weights", lang),
-             t("place.straight.load", lang, load=f"{s['load_average']:.2f}")]
+             t("place.loadavg", lang, load=f"{s['load_average']:.2f}")]
     return "\n\n".join(lines)

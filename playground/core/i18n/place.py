@@ -101,7 +101,7 @@ TEXT: dict[str, W] = {
     "place.ui.no_limit": W("no limit (e.g. 200MB)", "不限制（例如 200MB）"),
     "place.ui.disk": W("disk tier", "磁盘层"),
     "place.ui.disk.info": W("what does not fit goes to the disk (offload folder)", "放不下的部分去磁盘（卸载文件夹）"),
-    "place.ui.limits": W("limits, as the API takes them", "限制（API 接受的写法）"),
+    "place.ui.limits": W("limits, as the API takes them", "限制（load_placed 接受的写法）"),
     "place.ui.limits.info": W(
         "follows the fields above; edit it to plan for devices this machine lacks, e.g. cuda:0=2GB,cpu=8GB,disk",
         "随上面的输入框变化；也可以直接编辑它，为这台机器没有的设备做规划，例如 cuda:0=2GB,cpu=8GB,disk"),
@@ -135,7 +135,7 @@ TEXT: dict[str, W] = {
     "place.col.store": W("values kept in", "值保存在"),
     "place.col.runs": W("runs on", "运行在"),
     "place.store.resident": W("the tensor itself", "张量本身"),
-    "place.store.cpu-state-dict": W("a CPU state dict (copied in per pass)", "CPU 上的 state dict（每次前向拷贝进来）"),
+    "place.store.cpu-state-dict": W("a CPU state dict (copied in per pass)", "CPU 上的 state_dict（每次前向拷贝进来）"),
     "place.store.checkpoint": W("the checkpoint, memory-mapped (read per pass)", "检查点，内存映射（每次前向读取）"),
     "place.store.offload-folder": W("a file in the offload folder (read per pass)", "卸载文件夹中的文件（每次前向读取）"),
     "place.store.none": W("nowhere: no data", "哪里都没有：没有数据"),
@@ -173,7 +173,7 @@ TEXT: dict[str, W] = {
         "that loads it (a CPU state dict, or a file: the memory-mapped checkpoint or the offload folder). "
         "Intended: `model.hf_device_map`. Plan: the planner on config.json, before loading.",
         "实际：每个张量的 `p.device`；在 `meta` 上的张量，到负责加载它的 Accelerate 钩子的 `weights_map` 里去查"
-        "（CPU 上的 state dict，或一个文件：内存映射的检查点或卸载文件夹）。预期：`model.hf_device_map`。"
+        "（CPU 上的 state_dict，或一个文件：内存映射的检查点或卸载文件夹）。预期：`model.hf_device_map`。"
         "规划：加载之前，规划器只看 config.json 得出的结果。"),
     # ---------------------------------------------------------------- the cost
     "place.cost.title": W("### What offloading costs, per token", "### 卸载的代价（每个 token）"),
@@ -266,6 +266,11 @@ TEXT: dict[str, W] = {
         "bound reached).",
         "最拖慢它的是其余部分：每个 token {total} ms 中有 {ms} ms（{share}%）既不在钩子里也不在计算里："
         "首次读取映射权重时的缺页、每个块的 Python 开销（达到磁盘读取上限的 {pct}%）。"),
+    "place.holds.noisy": W(
+        "(The parts add up to {ms} ms more than the whole: the all-in-RAM run was slower per token than this one, "
+        "so the machine's load changed between them; run it again for steadier figures.)",
+        "（各部分加起来比总时间多 {ms} ms：全内存运行每个 token 反而比这次慢，说明两次运行之间机器负载变了；"
+        "再运行一次可得到更稳定的数字。）"),
     # ---------------------------------------------------------------- the cliff
     "place.cliff.title": W("### The cliff: tokens/s as blocks leave RAM", "### 悬崖：块离开内存时的 tokens/s"),
     "place.cliff.intro": W(
@@ -345,6 +350,6 @@ TEXT: dict[str, W] = {
     "place.straight.same_weights": W("Both paths ended with the same weights, tensor for tensor.",
                                      "两条路径最终得到的权重逐个张量完全相同。"),
     "place.straight.other_weights": W("⚠️ The two paths ended with different weights.", "⚠️ 两条路径最终得到的权重不同。"),
-    "place.straight.load": W("Measured at a load average of {load} (timings on a shared machine vary).",
+    "place.loadavg": W("Measured at a load average of {load} (timings on a shared machine vary).",
                              "测量时的负载均值为 {load}（共享机器上的计时会有波动）。"),
 }

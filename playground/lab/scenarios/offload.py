@@ -95,7 +95,7 @@ def offload_inputs_model_device(lab: Lab, r: BreakResult) -> None:
         "the way the forward pass does: `accelerate.utils.align_module_device(module)` brings the module's weights "
         "in for the duration (or use `model.state_dict()` only on a model that is not offloaded; `save_pretrained` "
         "gathers offloaded weights for you).",
-        "Accelerate 把被卸载的权重放在 `meta` 设备上（`p.device` 显示 `meta`），值保存在别处：CPU 上的 state dict，"
+        "Accelerate 把被卸载的权重放在 `meta` 设备上（`p.device` 显示 `meta`），值保存在别处：CPU 上的 `state_dict`，"
         "或一个文件（这里是内存映射的检查点），只在前向传播时由模块的钩子搬进来，结束后再放回去。"
         "在前向传播之外直接读取时，这个权重只有形状和数据类型，没有数据：对它调用 `.item()`、`.cpu()` 或 "
         "`.numpy()` 都会失败。要像前向传播那样读取：`accelerate.utils.align_module_device(module)` "
