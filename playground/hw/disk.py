@@ -13,7 +13,6 @@ import os
 import resource
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import psutil
 
@@ -96,9 +95,3 @@ def read_rate(ranges: list[tuple[str, int, int]]) -> DiskRate:
     gbps = read / seconds / 1e9 if read and seconds > 0 else None
     return DiskRate(requested, read, seconds, gbps)
 
-
-def same_file(a: str, b: str) -> bool:
-    try:
-        return Path(a).resolve() == Path(b).resolve()
-    except OSError:
-        return False
