@@ -139,6 +139,7 @@ def test_device_maps_for_the_cliff_offload_the_last_blocks():
     assert set(placement.device_map_off(model, 0).values()) == {"cpu"}
 
 
+@pytest.mark.slow
 def test_the_placement_is_what_the_slot_loads_back(slot):
     """A placed model lent (Compare, the cliff) comes back with its limits."""
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")

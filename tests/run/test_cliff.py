@@ -14,6 +14,7 @@ from playground.load import loader
 from playground.run import cliff
 
 
+@pytest.mark.slow
 def test_the_cost_of_a_placed_model_is_measured_warm_cold_and_against_ram(slot, private_checkpoint, monkeypatch,
                                                                            one_thread):
     monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(private_checkpoint.parent))

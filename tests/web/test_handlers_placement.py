@@ -82,6 +82,7 @@ def test_offload_cliff_rows_carry_the_issues_keys_and_the_model_comes_back(empti
     assert SLOT.status()["loaded"] and str(SLOT.placement()) == "cpu=16MB,disk"  # loaded back with its limits
 
 
+@pytest.mark.slow
 def test_the_views_say_a_plan_and_a_map_in_both_languages(emptied):
     d = hp.plan_placement("shakespeare-gpt2", "float32", "cpu=16MB,disk")
     plan = {k: v for k, v in d.items() if k != "load"}
