@@ -201,3 +201,17 @@ def chat_model(tmp_path_factory) -> Path:
     shutil.copytree(BUNDLED_DIR, folder)
     (folder / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
     return folder
+
+
+@pytest.fixture(scope="session")
+def private_checkpoint(tmp_path_factory) -> Path:
+    """A copy of the bundled model in a folder of its own (list its parent in PLAYGROUND_MODEL_DIRS to load it). A cold
+    run needs a checkpoint no other process maps: a mapped page stays in the page cache whatever is evicted, and the
+    lab's copy of the bundled model (and other processes on this machine) map the bundled file."""
+    import shutil
+
+    from playground.core.paths import BUNDLED_DIR
+
+    folder = tmp_path_factory.mktemp("private") / "shakespeare-private"
+    shutil.copytree(BUNDLED_DIR, folder)
+    return folder

@@ -13,10 +13,12 @@ check turns such a value into a sentence (a `UserError`), never into a traceback
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from playground.core import settings
 from playground.core.errors import UserError, shown
+from playground.core.units import bytes_of
 
 DEFAULT_PROMPT = "ROMEO:"  # the page's, the CLI's and the lab's prompt when none is given
 
@@ -119,6 +121,11 @@ def check_seed(value: object) -> int:
     return _whole(value, "seed", 0, 2**63 - 1, hi_text="2^63-1")
 
 
+def check_whole(value: object, name: str, lo: int, hi: int) -> int:
+    """A whole number from `lo` to `hi` (a string of digits too), or a UserError naming `name`."""
+    return _whole(value, name, lo, hi)
+
+
 def _whole(value: object, name: str, lo: int, hi: int, hi_text: str = "") -> int:
     n = _number(value, name)
     # compared as Python ints: JSON may carry 10**400, which float() cannot hold
@@ -144,3 +151,72 @@ def _number(value: object, name: str) -> int | float:
     if math.isnan(value) or math.isinf(value):
         raise UserError.of("err.finite", name=name, got=repr(value))
     return value
+
+
+# ---------------------------------------------------------------- memory limits for a placed load
+
+LIMITS_EXAMPLE = "cpu=120MB,disk"
+_LIMIT_DEVICE = re.compile(r"(cpu|mps|cuda)(?::(\d{1,3}))?")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Memory limits per device (bytes), in Accelerate's order (GPUs by index, mps, cpu), and whether the disk
+    tier may take what does not fit: what `from_pretrained(device_map="auto", max_memory=..., offload_folder=...)`
+    is given. Hashable: a model loaded with it is keyed by it. `str()` writes it back as `check_limits` reads it."""
+
+    limits: tuple[tuple[str, int], ...]
+    disk: bool = False
+
+    def limit(self, device: str) -> int | None:
+        return dict(self.limits).get(device)
+
+    def __str__(self) -> str:
+        return ",".join([f"{d}={_size_text(n)}" for d, n in self.limits] + (["disk"] if self.disk else []))
+
+
+def _size_text(n: int) -> str:
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def _device_order(device: str) -> tuple[int, int]:
+    kind, _, index = device.partition(":")
+    return ({"cuda": 0, "mps": 1, "cpu": 2}[kind], int(index or 0))
+
+
+def check_limits(value: object) -> Placement:
+    """'cpu=120MB,disk' or 'cuda:0=2GB,cpu=8GB,disk': each device once with a size (KB/MB/GB are powers of
+    1000, KiB/MiB/GiB of 1024), and `disk` to let Accelerate offload what does not fit to the disk. A device
+    left out is not limited (it offers what it has free)."""
+    if not isinstance(value, str):
+        raise UserError.of("place.err.limits_type", example=LIMITS_EXAMPLE)
+    if len(value) > 200:
+        raise UserError.of("place.err.limits_long", n=len(value))
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    if not items:
+        raise UserError.of("place.err.limits_empty", example=LIMITS_EXAMPLE)
+    limits: dict[str, int] = {}
+    disk = False
+    for item in items:
+        if item.lower() == "disk":
+            disk = True
+            continue
+        name, eq, size = item.partition("=")
+        m = _LIMIT_DEVICE.fullmatch(name.strip().lower())
+        if not m or not eq:
+            raise UserError.of("place.err.limit_item", got=shown(item, 40), example=LIMITS_EXAMPLE)
+        device = "cuda:" + (m.group(2) or "0") if m.group(1) == "cuda" else m.group(1)
+        if m.group(1) != "cuda" and m.group(2) is not None:
+            raise UserError.of("place.err.limit_item", got=shown(item, 40), example=LIMITS_EXAMPLE)
+        n = bytes_of(size)
+        if n is None or n <= 0:
+            raise UserError.of("place.err.limit_size", got=shown(size.strip(), 40), device=device)
+        if device in limits:
+            raise UserError.of("place.err.limit_twice", device=device)
+        limits[device] = n
+    if not limits and not disk:
+        raise UserError.of("place.err.limits_empty", example=LIMITS_EXAMPLE)
+    return Placement(tuple(sorted(limits.items(), key=lambda kv: _device_order(kv[0]))), disk)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from playground.core.errors import UserError
@@ -23,19 +24,37 @@ def fmt_bytes(n: int | float | None) -> str:
     return f"{sign}{n:.1f} TiB"
 
 
+def fmt_si(n: int | float, up: bool = False) -> str:
+    """Bytes in the units memory limits are written in (powers of 1000): '28.3 MB'; `up` rounds up, so that
+    a size given as the least to write is enough."""
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= size:
+            value = n / size
+            value = math.ceil(value * 10) / 10 if up else value
+            return f"{value:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def bytes_of(text: str) -> int | None:
+    """'2GB' -> 2e9, '512MiB' -> 2**29, '1.5 GiB', '123456' -> bytes; None when `text` is not a size."""
+    m = re.fullmatch(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*([A-Za-z]{0,3})\s*", text)
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _UNITS:
+        return None
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
 def parse_bytes(text: str | int) -> int:
     """'2GB' -> 2e9, '512MiB' -> 2**29, '1.5 GiB', '123456' -> bytes (GB decimal, GiB binary)."""
     if isinstance(text, int) and not isinstance(text, bool):
         value = text
     else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
-        unit = m.group(2).lower() if m else None
-        if not m or unit not in _UNITS:
+        value = bytes_of(str(text))
+        if value is None:
             raise UserError(
                 f"'{str(text)[:40]}' is not a memory size. Write bytes (e.g. 2000000000) or a number with "
                 "a unit: KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. 2GB."
             )
-        value = int(float(m.group(1)) * _UNITS[unit])
     if value <= 0:
         raise UserError(f"A memory size must be positive; got {text!r}.")
     return value

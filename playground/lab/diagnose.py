@@ -22,6 +22,10 @@ SCAN_CHARS = 32 * 1024  # from each end of the pasted text
 
 _DEV = r"([A-Za-z]+(?::\d+)?)"
 
+# The offload family, the warning's own mistake first (loading with too little memory, unnoticed).
+OFFLOAD = ["offload-warning-ignored", "offloaded-moved", "offload-inputs-model-device", "offload-weight-read",
+           "offload-state-dict-saved"]
+
 # Device mismatches in training code: the same messages, other places (after the inference ones in a ranking).
 TRAINING_DEVICE = ["labels-on-cpu", "to-not-reassigned", "tensor-in-forward", "unregistered-tensor",
                    "loss-weight-not-moved"]
@@ -57,11 +61,10 @@ _RULE_TEXT: list[tuple[str, str, float, list[str]]] = [
      3.0, ["fp16-on-cpu", "dtype-mismatch"]),
     ("meta-copy", r"Cannot copy out of meta tensor|to_empty\(\) instead of torch\.nn\.Module\.to\(\)",
      3.0, ["meta-weights-moved", "meta-weights-run"]),
-    ("meta-item", r"cannot be called on meta tensors", 2.0, ["meta-weights-run"]),
-    ("offloaded",
-     r"some modules offloaded to cpu or disk|dispatched using accelerate hooks"
-     r"|parameters are on the meta device because they were offloaded",
-     4.0, ["offloaded-moved"]),
+    ("meta-item", r"cannot be called on meta tensors", 3.0, ["meta-weights-run"]),
+    ("offloaded", r"some modules offloaded to cpu or disk|dispatched using accelerate hooks", 4.0, ["offloaded-moved"]),
+    # Accelerate's one warning when a device map offloads: every offload mistake's text carries it
+    ("offload-warning", r"parameters are on the meta device because they were offloaded", 2.0, OFFLOAD),
     ("quantized", r"is not supported for `?[48]-bit`?|bitsandbytes models", 4.0, ["quantized-moved"]),
     ("deserialize", r"Attempting to deserialize object on (?:a )?(?:CUDA|MPS|XPU|HPU) device", 4.0,
      ["cuda-checkpoint", "optimizer-state-from-gpu"]),
@@ -173,6 +176,12 @@ def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "", text: st
         if other.lower().startswith("cpu"):
             return model_on_cpu + TRAINING_DEVICE
         return ids
+    if rule == "meta-copy" and "send_to_device" in text:  # an Accelerate hook moving the inputs: they were on meta
+        return ["offload-inputs-model-device", *ids]
+    if rule == "meta-copy" and "loading state_dict" in text:  # a saved state dict held meta tensors
+        return ["offload-state-dict-saved", *ids]
+    if rule == "meta-item" and "offloaded to the" in text:  # a weight of a model Accelerate offloaded
+        return ["offload-weight-read", *ids]
     if rule == "expected-device":
         if "meta" in (m.group(1), m.group(2)):
             return ["meta-weights-run", "meta-weights-moved"]

@@ -38,7 +38,7 @@ NEW_TOKENS = 8  # tokens each fixed pipeline generates
 COPY_LIMIT = 600 * 2**20  # scenarios that copy the model use the bundled one above this size
 _RUN_LOCK = threading.Lock()  # one scenario at a time: warning capture and the save tagger are process-wide
 # What each scenario is about, for the listing (break_it_scenarios) and the lesson map.
-GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training")
+GROUPS = ("device", "dtype", "meta", "checkpoint", "silent", "training", "offload")
 
 
 @dataclass(frozen=True)

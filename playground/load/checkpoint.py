@@ -43,6 +43,14 @@ def read_header(path: str | Path) -> dict:
     return header
 
 
+def tensor_ranges(path: str | Path) -> dict[str, tuple[int, int]]:
+    """Each tensor's (start, end) byte offsets in the file (the header's data offsets, counted from its start)."""
+    with open(path, "rb") as fh:
+        (n,) = struct.unpack("<Q", fh.read(8))
+    return {name: (8 + n + info["data_offsets"][0], 8 + n + info["data_offsets"][1])
+            for name, info in read_header(path).items()}
+
+
 def summary(folder: str | Path) -> dict | None:
     """Stored tensors, bytes and dtype of the safetensors files in `folder`, from headers only."""
     files = sorted(Path(folder).glob("*.safetensors"))

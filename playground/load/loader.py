@@ -20,11 +20,12 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
+from playground.core.inputs import Placement
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import catalog, checkpoint, estimate, hub, migration, synthetic
+from playground.load import catalog, checkpoint, estimate, hub, migration, placement as placing, synthetic
 from playground.load.catalog import ModelSource
 
 Progress = Callable[[float, str], None]
@@ -103,6 +104,8 @@ class LoadedModel:
     tokenizer: object
     report: LoadReport
     device: str  # where inputs must go: "cpu", "cuda:0", "mps"; for auto the embedding's device
+    placed: placing.PlacementPlan | None = None  # a load with memory limits: the plan it was loaded by
+    offload_folder: str | None = None  # its offload folder (removed when it is unloaded)
 
 
 @dataclass
@@ -118,13 +121,16 @@ class Plan:
     tokenizer: object | None = None  # loaded by the checks, from the files on disk
     download_phase: PhaseReport | None = None  # Hub models only
     folder: str = ""  # what from_pretrained reads: the folder (a Hub model's cached snapshot)
+    placed: placing.PlacementPlan | None = None  # memory limits given: the plan (device_map="auto", max_memory=...)
+    offload_folder: str | None = None  # the plan uses the disk tier: where Accelerate may write what it offloads
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
-            reclaimable: int = 0) -> Plan:
+            reclaimable: int = 0, placement: Placement | None = None) -> Plan:
     """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model gives
-    back first), a Hub model's download (after the memory check: only config.json comes down before it)
-    and the safetensors checks of what came down, is a synthetic checkpoint built."""
+    back first; with `placement`, the plan for those memory limits), a Hub model's download (after the
+    memory check: only config.json comes down before it) and the safetensors checks of what came down,
+    is a synthetic checkpoint built, is the offload folder writable."""
     started = time.perf_counter()
     if src.kind == "hub":
         # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
@@ -140,9 +146,14 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     progress(0.02, phrase("progress.estimate"))
     with _timed("estimate") as phase:
         cfg = catalog.read_config(src)
-        est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
-        phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
-                          avail=fmt_bytes(est.available_bytes), where=est.available_source)
+        placed = None
+        if placement is not None:  # the plan for these limits, checked (the RAM it needs, the disk tier)
+            placed = placing.guard(cfg, dtype, placement, reclaimable)
+            phase.note = said("place.phase", limits=str(placement), tiers=placing.tiers_text(placed))
+        else:
+            est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
+            phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
+                              avail=fmt_bytes(est.available_bytes), where=est.available_source)
     download, build, folder = None, None, src.ref
     if src.kind == "hub":
         download, folder = _download(src, progress, blobs, dl_before, configured - started)
@@ -150,8 +161,10 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         build = _build_phase(src, progress)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
-                download_phase=download, folder=folder)
+    tokenizer = _checked_tokenizer(src, folder)
+    offload = str(placing.new_folder(placed.by_tier["disk"])) if placed and placed.by_tier.get("disk") else None
+    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=tokenizer, download_phase=download,
+                folder=folder, placed=placed, offload_folder=offload)
 
 
 def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
@@ -224,6 +237,8 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
+    if plan.placed is not None:  # Accelerate plans again from these numbers: the same plan (load/placement.py)
+        kwargs.update(device_map="auto", max_memory=plan.placed.max_memory_arg(), offload_folder=plan.offload_folder)
 
     # Find the model class from config.json. Transformers imports each architecture's
     # Python code lazily, on first use: seconds of `import`, once per process, that
@@ -250,6 +265,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
         except Exception as e:
             failure = _load_error(src, e)
         if failure is not None:  # raised out here, not chained to the error whose frames hold the half-loaded model
+            placing.remove_folder(plan.offload_folder)
             memory.release_memory()
             raise failure
         devices.sync("auto" if dev.id == "auto" else "cpu")
@@ -284,7 +300,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     report = _report(plan, model, tokenizer, phases, code, fields)
     progress(1.0, phrase("progress.loaded"))
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
-                       device=str(model.get_input_embeddings().weight.device))
+                       device=placing.input_device(model), placed=plan.placed, offload_folder=plan.offload_folder)
 
 
 @contextmanager

@@ -18,11 +18,11 @@ from typing import Iterator
 from playground.core import threads
 from playground.core.errors import UserError, shown
 from playground.core.paths import by_role
-from playground.core.inputs import GenerationParams
+from playground.core.inputs import GenerationParams, Placement
 from playground.hw import memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.hw.sampler import Sampler, marking_progress
-from playground.load import loader
+from playground.load import loader, placement as placing
 from playground.load.catalog import ModelSource
 from playground.run import compiled, decode, generation
 from playground.run.generation import ENGINES
@@ -42,6 +42,7 @@ class ModelSlot:
         self._loaded: loader.LoadedModel | None = None
         self._source: ModelSource | None = None  # the model as the visitor named it, for the code to copy
         self._spec: tuple[ModelSource, DeviceInfo, Dtype] | None = None  # what to load to get it back
+        self._placement: Placement | None = None  # and the memory limits it was loaded with (None: none)
         # The memory timelines of the last load and the last generation (sampled at 15 Hz).
         self._load_timeline: Sampler | None = None
         self._gen_timeline: Sampler | None = None
@@ -68,6 +69,10 @@ class ModelSlot:
     def spec(self) -> tuple[ModelSource, DeviceInfo, Dtype] | None:
         """What is loaded now, as the typed values that would load it again (None when nothing is)."""
         return self._spec if self._loaded is not None else None
+
+    def placement(self) -> Placement | None:
+        """The memory limits the loaded model was loaded with (None: none, or nothing loaded)."""
+        return self._placement if self._loaded is not None else None
 
     def room(self, prompt: str, chat_template: bool = True) -> tuple[int | None, int | None]:
         """(prompt tokens, context length) for the loaded model: what `prompt` leaves for new tokens.
@@ -100,7 +105,7 @@ class ModelSlot:
         the banner says which model is away and that it comes back (`status()["away"]`)."""
         self._refuse_if_closing()
         with self._lock:
-            back = Return(self.spec())
+            back = Return(self.spec(), placement=self.placement())
             if back.spec is not None:
                 r = self._loaded.report
                 self._away = {"model": r.model, "device": r.device, "dtype": r.dtype}
@@ -111,7 +116,7 @@ class ModelSlot:
                 try:
                     if back.spec is not None:
                         t0 = time.perf_counter()
-                        back.report = self._load(*back.spec, progress=progress)
+                        back.report = self._load(*back.spec, progress=progress, placement=back.placement)
                         back.seconds = time.perf_counter() - t0
                 except UserError as e:  # e.g. memory taken meanwhile by another process, or a shutdown
                     back.error = e
@@ -152,8 +157,9 @@ class ModelSlot:
         # the caller holds the lock
         if self._loaded is None:
             return
-        self._loaded = None
-        self._source = self._spec = None
+        folder, self._loaded = self._loaded.offload_folder, None
+        self._source = self._spec = self._placement = None
+        placing.remove_folder(folder)  # what Accelerate offloaded to the disk for it
         compiled.forget()  # the compiled decode step's static caches belong to the old model
         # gc, then glibc's malloc_trim: freed weights otherwise stay in the heap (a 16-bit copy
         # made by a cast, ~190 MB for gpt2-small, is not returned), so RSS would keep the old
@@ -162,7 +168,7 @@ class ModelSlot:
 
     # -- loading ------------------------------------------------------------
     def load(self, src: ModelSource, dev: DeviceInfo, dtype: Dtype,
-             progress: loader.Progress | None = None) -> loader.LoadReport:
+             progress: loader.Progress | None = None, placement: Placement | None = None) -> loader.LoadReport:
         # Check everything before unloading: an unreachable Hub id or a model that does not fit
         # never unloads the model another visitor is using. The checks run under the lock all the
         # same: the memory check builds the model on the meta device, which switches process-wide
@@ -171,10 +177,10 @@ class ModelSlot:
         # meanwhile would make its tensors in the wrong dtype, and a load its parameters on meta.
         self._refuse_if_closing()
         with self._lock:
-            return self._load(src, dev, dtype, progress)
+            return self._load(src, dev, dtype, progress, placement)
 
     def _load(self, src: ModelSource, dev: DeviceInfo, dtype: Dtype,
-              progress: loader.Progress | None = None) -> loader.LoadReport:
+              progress: loader.Progress | None = None, placement: Placement | None = None) -> loader.LoadReport:
         # the caller holds the lock
         self._refuse_if_closing()
         sampler = Sampler(hz=15)
@@ -188,13 +194,14 @@ class ModelSlot:
             def work() -> tuple[loader.LoadedModel, tuple | None, UserError | None]:
                 # The model held now is freed before the new one loads: the guard counts its RAM as
                 # available. (No local name may keep a reference to it past the unload, or it is not freed.)
-                plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded))
-                previous = self._spec if self._loaded is not None else None
+                plan = loader.prepare(src, dev, dtype, mark, reclaimable=_reclaimable(self._loaded),
+                                      placement=placement)
+                previous = (*self._spec, self._placement) if self._loaded is not None else None
                 # Free the old model first: two models side by side could exceed the RAM
                 # of a small machine, and would distort the new load's memory figures.
                 self._unload()
                 try:
-                    return loader.load(plan, mark), (src, dev, dtype), None
+                    return loader.load(plan, mark), (src, dev, dtype, placement), None
                 except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
                     if previous is None or self._closing.is_set():
                         raise
@@ -202,7 +209,7 @@ class ModelSlot:
 
             # in a thread that ends with the load: see playground.core.threads
             self._loaded, spec, failed = threads.run(work, name="load")
-            self._source, self._spec = spec[0], spec
+            self._source, self._spec, self._placement = spec[0], spec[:3], spec[3]
             self._load_timeline, self._gen_timeline = sampler, None
             if failed is not None:
                 raise failed
@@ -276,6 +283,7 @@ class Return:
     """What `ModelSlot.lent` loads back afterwards, and how that went."""
 
     spec: tuple[ModelSource, DeviceInfo, Dtype] | None  # None: nothing was loaded, nothing comes back
+    placement: Placement | None = None  # the memory limits it comes back with
     report: loader.LoadReport | None = None
     seconds: float | None = None  # the whole load back, checks included
     error: UserError | None = None
@@ -284,14 +292,14 @@ class Return:
 def _load_back(previous: tuple, failed: Exception) -> tuple:
     """A load failed after the model before it was freed: load that one back, and say both. (The
     loaded model, what it was loaded from, and the error to raise once it is in the slot.)"""
-    prev_src, prev_dev, prev_dtype = previous
+    prev_src, prev_dev, prev_dtype, prev_placement = previous
     if isinstance(failed, UserError):
         why = failed.said
     else:  # not a refusal the loader worded: the exception as it is, its paths named by role
         why = f"{type(failed).__name__}: {by_role(str(failed).splitlines()[0] if str(failed) else '')[:300]}"
         why += "" if why.endswith((".", "!", "?")) else "."
     try:
-        back = loader.load(loader.prepare(prev_src, prev_dev, prev_dtype))
+        back = loader.load(loader.prepare(prev_src, prev_dev, prev_dtype, placement=prev_placement))
     except UserError as again:
         raise UserError.of("err.restore_failed", error=why, previous=prev_src.name,
                            again=again.said) from None

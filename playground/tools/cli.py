@@ -2,6 +2,7 @@
 
     python -m playground report            # the bundled model, the best device, its recommended dtype
     python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
+    python -m playground report --model synthetic/gpt2-small --limits cpu=200MB,disk
 
 It measures nothing itself: it prints the reports the shared slot returns. With `--json`, stdout
 carries one JSON object only. Exit codes: 0 ok, 2 bad argument, 1 failed, 130 Ctrl-C. A command is
@@ -58,6 +59,10 @@ def _report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-p", default=str(SAMPLED["top_p"]),
                    help=f"nucleus sampling mass, used when temperature > 0 (default {SAMPLED['top_p']})")
     p.add_argument("--seed", default=str(SAMPLED["seed"]), help=f"sampling seed (default {SAMPLED['seed']})")
+    p.add_argument("--limits", default=None,
+                   help="memory limits per device for Accelerate's placement, e.g. 'cpu=200MB,disk' or "
+                        "'cuda:0=2GB,cpu=8GB,disk' (loads with device_map='auto'; --device must be left out or auto); "
+                        "the report then carries the placement map")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else")
 
 
@@ -70,7 +75,7 @@ def _run_report_command(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         result = report.run_report(args.model, args.device, args.dtype, prompt=args.prompt,
                             max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                            top_p=args.top_p, seed=args.seed, progress=progress)
+                            top_p=args.top_p, seed=args.seed, progress=progress, limits=args.limits)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict()) + "\n")
     else:

@@ -15,10 +15,11 @@ from importlib import metadata
 from typing import Callable
 
 from playground.core import inputs
+from playground.core.errors import UserError
 from playground.core.inputs import DEFAULT_PROMPT
 from playground.hw import devices
 from playground.hw.devices import DeviceInfo
-from playground.load import catalog
+from playground.load import catalog, placemap
 from playground.load.loader import LoadReport
 from playground.run import render
 from playground.run.generation import GenerationStats
@@ -59,6 +60,7 @@ class Report:
     device_name: str
     chosen: dict  # {"device", "dtype"}: why each was picked, when it was not given
     versions: dict
+    placement: dict | None = None  # with --limits: the placement map read from the loaded model (load/placemap.py)
 
     def to_dict(self) -> dict:
         """Every figure as one dict: `load` is the LoadReport exactly as the API's load_model returns it
@@ -98,17 +100,25 @@ class Report:
             "wall_seconds": self.wall,
             "load": load,
             "generation": gen,
+            "limits": self.placement["limits"] if self.placement else None,
+            "placement": self.placement,
         }
 
 
 def run_report(model: str, device: str | None, dtype: str | None, prompt: str = DEFAULT_PROMPT,
                max_new_tokens: object = 64, temperature: object = 0, top_p: object = 1, seed: object = 0,
-               progress: Callable[[float, str], None] | None = None) -> Report:
+               progress: Callable[[float, str], None] | None = None, limits: object = None) -> Report:
     """Load and generate through the shared slot. A device or dtype left out (None) is the best available
-    device and its recommended dtype (`chosen` says which were picked, and why)."""
+    device and its recommended dtype (`chosen` says which were picked, and why). With `limits` ("cpu=200MB,disk")
+    the model is placed by Accelerate under them (device "auto") and the report carries its placement map."""
     # Every check first, once (the edge), so that a typo costs nothing and never waits for a load.
     chosen = {}
+    placement = inputs.check_limits(limits) if limits is not None else None
+    if placement is not None and device not in (None, "auto"):
+        raise UserError.of("place.err.limits_device", device=str(device)[:40])
     dt = devices.parse_dtype(dtype) if dtype is not None else None
+    if placement is not None:
+        device = "auto"
     dev = devices.parse_device(device) if device is not None else devices.best()  # one discovery either way
     if device is None:
         chosen["device"] = f"{dev.id}: the best available (a GPU, then MPS, then the CPU)"
@@ -121,8 +131,12 @@ def run_report(model: str, device: str | None, dtype: str | None, prompt: str = 
     prompt = inputs.check_prompt(prompt)
 
     t0 = time.perf_counter()
-    load = SLOT.load(src, dev, dt, progress=progress)
+    load = SLOT.load(src, dev, dt, progress=progress, placement=placement)
     load_wall = time.perf_counter() - t0
+    placed = None
+    if placement is not None:
+        with SLOT.held() as lm:
+            placed = placemap.read(lm.model, lm.placed, load.model, str(placement), lm.offload_folder).to_dict()
 
     text, stats, updates = "", None, 0
     t1 = time.perf_counter()
@@ -130,7 +144,7 @@ def run_report(model: str, device: str | None, dtype: str | None, prompt: str = 
         updates += 1
     generate_wall = time.perf_counter() - t1
     return Report(load, stats, text, prompt, params.max_new_tokens, updates,
-                  {"load": load_wall, "generate": generate_wall}, device_name(dev), chosen, versions())
+                  {"load": load_wall, "generate": generate_wall}, device_name(dev), chosen, versions(), placed)
 
 
 def format_report(r: Report) -> str:
@@ -143,6 +157,7 @@ def format_report(r: Report) -> str:
         f"python {v['python']} · torch {v['torch']} · transformers {v['transformers']} · accelerate {v['accelerate']}",
         "",
         render.report_markdown(r.load, "en"),
+        *([""] + placement_lines(r.placement) if r.placement else []),
         "",
         f"prompt ({r.stats.prompt_tokens} tokens): {r.prompt}",
         "-" * 60,
@@ -150,3 +165,14 @@ def format_report(r: Report) -> str:
         "-" * 60,
         render.stats_markdown(r.stats, "en") + render.per_token_markdown(r.stats.to_dict(), "en"),
     ])
+
+
+def placement_lines(p: dict) -> list[str]:
+    """The placement map in plain text: where each block's weights are, read from the loaded tensors."""
+    out = [f"placement under {p['limits']}: {', '.join(f'{k} {v:,} B' for k, v in p['by_tier'].items())}; "
+           f"{p['offloaded_bytes']:,} B offloaded; model.device says {p['model_device']}"]
+    for b in p["blocks"]:
+        flag = "  <- differs" if b["differs"] else ""
+        out.append(f"  {b['name']:<24} {b['bytes']:>12,} B  plan {b['planned'] or '-':<7} intended "
+                   f"{b['intended'] or '-':<7} actual {b['actual']:<7} ({b['store']}){flag}")
+    return out

@@ -19,7 +19,7 @@ import time
 from typing import Callable
 
 from playground.core import leftovers, settings
-from playground.load import synthetic
+from playground.load import placement, synthetic
 from playground.run.slot import SLOT
 from playground.web import exports
 
@@ -117,9 +117,9 @@ def exit_on(line: str) -> None:
 
 
 def sweep() -> list:
-    """The temporary folders of servers that are gone: export folders and checkpoint builds."""
+    """The temporary folders of servers that are gone: export folders, checkpoint builds, offload folders."""
     return exports.sweep() + leftovers.sweep(synthetic.root(), synthetic.TMP_PREFIX,
-                                             unowned_after=synthetic.UNOWNED_AFTER)
+                                             unowned_after=synthetic.UNOWNED_AFTER) + placement.sweep()
 
 
 def shutdown(demo, why: str) -> None:
@@ -144,6 +144,7 @@ def _exit_now(t0: float, why: str, how: str) -> None:
         return  # the other path is already exiting
     removed = exports.remove()
     leftovers.remove_mine(synthetic.root(), synthetic.TMP_PREFIX)  # a build the deadline cut short
+    placement.remove_mine()  # offload folders (the model's, when the deadline left it loaded; a cliff's)
     print(f"playground: {why}: shut down in {time.perf_counter() - t0:.2f} s ({how}; temporary folders "
           f"{'removed' if removed else 'NOT removed'})", flush=True)
     sys.stderr.flush()

@@ -15,12 +15,12 @@ import gradio as gr
 from playground.core import settings
 from playground.core.i18n import t
 from playground.run.slot import SLOT
-from playground.web import handlers as h, handlers_speed as hs, style, views
+from playground.web import handlers as h, handlers_placement as hp, handlers_speed as hs, style, views
 from playground.web.page import LANE, PRIVATE, Page
-from playground.web.tabs import compare, diagnose, factcheck, inspect, play, speed
+from playground.web.tabs import compare, diagnose, factcheck, inspect, placement, play, speed
 
 LANGS = [("English", "en"), ("中文", "zh")]
-TABS = (play, compare, inspect, diagnose, speed, factcheck)
+TABS = (play, compare, inspect, placement, diagnose, speed, factcheck)
 
 
 def build() -> gr.Blocks:
@@ -58,6 +58,11 @@ def build() -> gr.Blocks:
         gr.api(hs.bandwidth, api_name="bandwidth", **LANE)
         gr.api(hs.kv_growth, api_name="kv_growth", **LANE)
         gr.api(hs.engines, api_name="engines", **LANE)
+        gr.api(hp.plan_placement, api_name="plan_placement", **LANE)
+        gr.api(hp.load_placed, api_name="load_placed", **LANE)
+        gr.api(hp.offload_cost, api_name="offload_cost", **LANE)
+        gr.api(hp.offload_cliff, api_name="offload_cliff", **LANE)
+        gr.api(hp.load_straight, api_name="load_straight", **LANE)
     # max_size: at most PLAYGROUND_MAX_QUEUE events wait; one more is answered "queue is full" at once.
     demo.queue(default_concurrency_limit=1, max_size=settings.read().max_queue)
     return demo

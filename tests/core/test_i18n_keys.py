@@ -45,6 +45,16 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "bw.how.{}": ("read", "memcpy", "cast"),  # web/views_speed.py: the CPU's rows
     "fact.verdict.{}": tuple(v.replace(" ", "_") for v in VERDICTS),
     "bw.gap.{}": ("measured", "predicted", "pinned", "link", "tutorial", "cast"),  # web/views_speed.py: gap_markdown
+    # web/views_placement.py: a block's store (load/placemap.py), the runs, the breakdown's parts, the cliff's series,
+    # the two load paths (load/straight.py), the two forms, the tiers' colours, where a tier's bytes came from
+    "place.store.{}": ("resident", "cpu-state-dict", "checkpoint", "offload-folder", "none", "mixed"),
+    "place.run.{}": ("ram", "warm", "cold"),
+    "place.holds.{}": ("compute", "hooks", "disk", "other"),
+    "place.series.{}": ("warm", "cold", "bound"),
+    "place.path.{}": ("straight", "then_move"),
+    "place.straight.form.{}": ("dtype", "device"),
+    "place.tier.{}": ("cuda", "mps", "cpu", "disk", "meta", "mixed"),
+    "place.offered.{}": ("limit", "free"),
 }
 
 

@@ -70,3 +70,36 @@ def test_generation_params_are_checked_once_into_a_typed_value():
 def test_a_plain_message_stays_english_everywhere():
     err = UserError("Could not load 'x': OSError: the library's own words")
     assert err.text("zh") == str(err)
+
+
+# ---------------------------------------------------------------- memory limits (a placed load)
+
+@pytest.mark.parametrize("text, limits, disk", [
+    ("cpu=120MB,disk", (("cpu", 120 * 10**6),), True),
+    ("cuda:0=2GB,cpu=8GB,disk", (("cuda:0", 2 * 10**9), ("cpu", 8 * 10**9)), True),
+    (" disk , CPU = 1.5GiB , cuda:1=1GB, cuda=512MiB", (("cuda:0", 2**29), ("cuda:1", 10**9), ("cpu", int(1.5 * 2**30))),
+     True),
+    ("mps=4GB,cpu=2GB", (("mps", 4 * 10**9), ("cpu", 2 * 10**9)), False),
+    ("disk", (), True),
+])
+def test_limits_are_read_into_a_typed_hashable_value_in_acceleratess_order(text, limits, disk):
+    p = inputs.check_limits(text)
+    assert p == inputs.Placement(limits, disk) and hash(p) == hash(inputs.Placement(limits, disk))
+    assert inputs.check_limits(str(p)) == p  # written back as it is read
+    assert p.limit("cpu") == dict(limits).get("cpu")
+
+
+@pytest.mark.parametrize("bad, key", [
+    (None, "place.err.limits_type"), (120, "place.err.limits_type"), ("", "place.err.limits_empty"),
+    (" , ", "place.err.limits_empty"), ("x" * 201, "place.err.limits_long"), ("gpu=1GB", "place.err.limit_item"),
+    ("cpu", "place.err.limit_item"), ("cpu:0=1GB", "place.err.limit_item"), ("cpu=lots", "place.err.limit_size"),
+    ("cpu=0MB", "place.err.limit_size"), ("cpu=-1GB", "place.err.limit_size"), ("cpu=1GB,cpu=2GB", "place.err.limit_twice"),
+    ("cuda=1GB,cuda:0=2GB", "place.err.limit_twice"), ("cpu=1e9", "place.err.limit_size"),
+])
+def test_bad_limits_say_what_was_wrong_in_both_languages(bad, key):
+    import re
+
+    with pytest.raises(UserError) as e:
+        inputs.check_limits(bad)
+    assert e.value.key == key
+    assert re.search(r"[\u4e00-\u9fff]", e.value.text("zh"))

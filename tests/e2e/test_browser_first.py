@@ -50,6 +50,7 @@ ALLOWED_PATTERNS = [
     re.compile(r"^[\w.]+\(.*\)$"),  # a call: model.eval(), model.to('cpu'), generate()
     re.compile(r"^\w*_\w*|^\w+([.:]\w+)+"),  # an identifier: index_select, transformer.h.0.attn, cuda:0
     re.compile(r"^[A-Z]\w*(Error|Exception|Warning)$"),  # an exception's class, as Python names it
+    re.compile(r"^(cpu|mps|cuda(:\d+)?)=[\d.]+[KMG]i?B$|^disk$"),  # memory limits as the API takes them
     re.compile(r"^\w*[a-z0-9][A-Z]\w*$"),  # a class in CamelCase: GPT2LMHeadModel, LayerNorm
 ]
 

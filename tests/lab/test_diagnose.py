@@ -54,7 +54,16 @@ TOP = [
     ("NotImplementedError: Cannot copy out of meta tensor; no data!", "meta-weights-moved"),
     ("RuntimeError: You can't move a model that has some modules offloaded to cpu or disk.", "offloaded-moved"),
     ("You shouldn't move a model that is dispatched using accelerate hooks.", "offloaded-moved"),
-    ("Some parameters are on the meta device because they were offloaded to the disk.", "offloaded-moved"),
+    # the warning alone: its own mistake (loaded with too little memory, unnoticed); .to() adds the refusal above
+    ("Some parameters are on the meta device because they were offloaded to the disk.", "offload-warning-ignored"),
+    ("Traceback (most recent call last):\n  File \"accelerate/utils/operations.py\", line 160, in send_to_device\n"
+     "    return tensor.to(device, non_blocking=non_blocking)\nNotImplementedError: Cannot copy out of meta tensor; no data!",
+     "offload-inputs-model-device"),
+    ("Some parameters are on the meta device because they were offloaded to the cpu and disk.\n"
+     "RuntimeError: Tensor.item() cannot be called on meta tensors", "offload-weight-read"),
+    ("RuntimeError: Error(s) in loading state_dict for GPT2LMHeadModel: While copying the parameter named "
+     "\"transformer.h.3.ln_1.weight\", ... an exception occurred : ('Cannot copy out of meta tensor; no data!',).",
+     "offload-state-dict-saved"),
     ("ValueError: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as it is, "
      "since the model has already been set to the correct devices and casted to the correct `dtype`.",
      "quantized-moved"),

@@ -189,6 +189,34 @@ def test_bad_arguments_exit_nonzero_with_one_line(args, words, capsys, monkeypat
         assert w in lines[0], (w, lines[0])
 
 
+@pytest.mark.parametrize("args, words", [
+    (["--limits", "cpu=1MB,disk"], ["below one block", "transformer.wte"]),
+    (["--limits", "cpu=12MB"], ["Add the disk tier"]),
+    (["--limits", "cpu=16MB,disk", "--device", "cpu"], ["--device", "auto"]),
+    (["--limits", "gpu=1GB"], ["is not a limit"]),
+])
+def test_bad_limits_exit_nonzero_with_one_line(args, words, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "quiet_libraries", lambda: None)
+    code = cli.main(["report", "--model", "shakespeare-gpt2", "--dtype", "float32", *args])
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error: ")]
+    assert code == cli.EXIT_USAGE and len(err) == 1 and all(w in err[0] for w in words), err
+
+
+@pytest.mark.slow
+def test_report_with_limits_carries_the_placement_map_read_from_the_tensors():
+    proc = run_cli("report", "--model", "shakespeare-gpt2", "--dtype", "float32", "--limits", "cpu=16MB,disk", "--json",
+                   "--max-new-tokens", "8", "--temperature", "0")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    d = json.loads(proc.stdout)
+    assert d["device"] == "auto" and d["limits"] == "cpu=16MB,disk" and d["new_tokens"] == 8
+    p = d["placement"]
+    assert p["offloaded_bytes"] == 9479168 and p["differences"] == 0 and p["model_device"] == "cpu"
+    assert [b["actual"] for b in p["blocks"]].count("disk") == 4
+    text = run_cli("report", "--model", "shakespeare-gpt2", "--dtype", "float32", "--limits", "cpu=16MB,disk",
+                   "--max-new-tokens", "4").stdout
+    assert "placement under cpu=16MB,disk" in text and "actual disk" in text
+
+
 def test_missing_model_folder(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli, "quiet_libraries", lambda: None)
     monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(tmp_path))

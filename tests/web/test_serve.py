@@ -9,7 +9,7 @@ import tempfile
 import time
 
 from playground.core import leftovers, settings
-from playground.load import synthetic
+from playground.load import placement, synthetic
 from playground.web import exports, serve
 
 
@@ -46,14 +46,15 @@ def test_startup_sweep_removes_what_dead_servers_left(tmp_path, monkeypatch):
     # a server that made both kinds of folder, then died without cleaning (as SIGKILL leaves them)
     code = ("from playground.core import leftovers; "
             f"leftovers.make('{exports.PREFIX}', {str(tmp_path / 'tmp')!r}); "
-            f"leftovers.make('{synthetic.TMP_PREFIX}', {str(tmp_path / 'synthetic')!r})")
+            f"leftovers.make('{synthetic.TMP_PREFIX}', {str(tmp_path / 'synthetic')!r}); "
+            f"leftovers.make('{placement.OFFLOAD_PREFIX}', {str(tmp_path / 'tmp')!r})")  # an offload folder too
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     mine = leftovers.make(synthetic.TMP_PREFIX, tmp_path / "synthetic")  # a build of this process: kept
     left = sorted(p.name for p in (tmp_path / "tmp").iterdir()) + sorted(p.name for p in (tmp_path / "synthetic").iterdir())
-    assert len(left) == 3
+    assert len(left) == 4
     t0 = time.perf_counter()
     removed = serve.sweep()
-    assert len(removed) == 2 and time.perf_counter() - t0 < 1
+    assert len(removed) == 3 and time.perf_counter() - t0 < 1
     assert list((tmp_path / "tmp").iterdir()) == [] and list((tmp_path / "synthetic").iterdir()) == [mine]
 
 

@@ -4,7 +4,7 @@ Adding a scenario touches its family's module (its function, its words in both l
 its decorator registers as `scenario.<id>.*` i18n keys, its before/after code, its two complete
 scripts, its expected outcome on each kind of device target), listed in that module's SCENARIOS,
 and the lesson map (docs/lesson-map.md). Each carries a `group` (harness.GROUPS): device, dtype,
-meta, checkpoint, silent, training.
+meta, checkpoint, silent, training, offload.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from playground.core.errors import UserError, shown
 from playground.core.i18n import t
 from playground.lab import target
 from playground.lab.harness import Scenario
-from playground.lab.scenarios import (calls, checkpoints, devices, dtypes, meta, silent, training, training_data,
-                                      training_state)
+from playground.lab.scenarios import (calls, checkpoints, devices, dtypes, meta, offload, silent, training,
+                                      training_data, training_state)
 
 SCENARIOS: dict[str, Scenario] = {
     s.id: s for s in sorted((*devices.SCENARIOS, *calls.SCENARIOS, *dtypes.SCENARIOS, *meta.SCENARIOS,
                              *checkpoints.SCENARIOS, *silent.SCENARIOS, *training.SCENARIOS, *training_state.SCENARIOS,
-                             *training_data.SCENARIOS), key=lambda s: s.number)
+                             *training_data.SCENARIOS, *offload.SCENARIOS), key=lambda s: s.number)
 }
 
 
