@@ -81,6 +81,11 @@ class LoadReport:
     download_bytes: int | None = None
     download_from_cache: bool | None = None
     chat_template: bool = False  # the tokenizer has one: generation applies it unless asked for the raw prompt
+    # Filled by the pool (playground.run.pool) and the page, not by the loader:
+    loaded_at: float | None = None  # time.time() when the load ended
+    shared: int = 0  # other visitors who held this model when this one asked for it (0: loaded for this one)
+    waiting: int | None = None  # other visitors waiting for the lane when the load ended (the page's queue)
+    evicted_before: dict | None = None  # the model this visitor held before, unloaded since for another's
 
     @property
     def migrate_note(self) -> Said:
@@ -121,9 +126,9 @@ class Plan:
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
-            reclaimable: int = 0) -> Plan:
-    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model gives
-    back first), a Hub model's download (after the memory check: only config.json comes down before it)
+            reclaimable: int = 0, resident: int = 0) -> Plan:
+    """The checks before a single weight is read: does it fit (`resident`: RAM the models already loaded
+    hold; `reclaimable`: the part of it given back first), a Hub model's download (after the memory check: only config.json comes down before it)
     and the safetensors checks of what came down, is a synthetic checkpoint built."""
     started = time.perf_counter()
     if src.kind == "hub":
@@ -140,7 +145,7 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     progress(0.02, phrase("progress.estimate"))
     with _timed("estimate") as phase:
         cfg = catalog.read_config(src)
-        est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
+        est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable, resident=resident)
         phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
                           avail=fmt_bytes(est.available_bytes), where=est.available_source)
     download, build, folder = None, None, src.ref
