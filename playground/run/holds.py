@@ -1,8 +1,9 @@
 """What the pool keeps: a model's key and entry, a session's hold, and the note of an eviction.
 
 A `Key` is what makes two loads the same model (shared by the sessions that ask for it); an `Entry` is
-a loaded model in the pool; a `Hold` is one session's claim on its model; a `Gone` says that a
-session's model was unloaded for another's, until the session is told.
+a loaded model in the pool; a `Hold` is one session's claim on its model (and its timelines); a `Gone`
+says that a session's model was unloaded for another's, until the session is told. `load_back` puts a
+session's own model back when the load that replaced it failed after freeing it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from playground.core.errors import UserError
+from playground.core.paths import by_role
 from playground.hw.sampler import Sampler
 from playground.load import loader
 from playground.load.catalog import ModelSource
@@ -62,7 +64,38 @@ class Hold:
     gen_timeline: Sampler | None = None
     gone: Gone | None = None  # its model was unloaded for another session's: told on its next action
 
+    def timeline(self) -> tuple[list[dict], list[dict]]:
+        """(rows, peaks) of its model's load, then its last generation, on one time axis (the idle time
+        between the two cut to half a second)."""
+        rows, peaks, offset = [], [], 0.0
+        for s in (self.load_timeline, self.gen_timeline):
+            r = s.rows() if s is not None else []
+            if not r:
+                continue
+            start = min(x["t"] for x in r)
+            rows += [dict(x, t=x["t"] - start + offset) for x in r]
+            peaks += [p.to_dict() for p in s.peaks()]
+            offset = max(x["t"] for x in rows) + 0.5
+        return rows, peaks
+
 
 def ram_of(report: loader.LoadReport) -> int:
     """RAM the model's weights take (what unloading it gives back): none when they sit on a GPU."""
     return report.weights_bytes if report.device in ("cpu", "mps") else 0
+
+
+def load_back(previous: tuple, failed: Exception) -> tuple:
+    """A load failed after the session's own model was freed: load that one back, and say both. (The
+    loaded model, what it was loaded from, and the error to raise once it is in the pool.)"""
+    src, dev, dtype, _placement = previous
+    if isinstance(failed, UserError):
+        why = failed.said
+    else:  # not a refusal the loader worded: the exception as it is, its paths named by role
+        why = f"{type(failed).__name__}: {by_role(str(failed).splitlines()[0] if str(failed) else '')[:300]}"
+        why += "" if why.endswith((".", "!", "?")) else "."
+    try:
+        back = loader.load(loader.prepare(src, dev, dtype))
+    except UserError as again:
+        raise UserError.of("err.restore_failed", error=why, previous=src.name, again=again.said) from None
+    r = back.report
+    return back, previous, UserError.of("err.restored", error=why, previous=r.model, device=r.device, dtype=r.dtype)

@@ -3,9 +3,10 @@
 `POOL` holds the models; each session (a page's `session_hash`, a `gradio_client.Client`, the CLI)
 holds the key of its own, and the page, the API and the CLI pass their session to its methods
 (`load`, `generate`, `held`, `stop`, `release`). The models' RAM stays within the memory guard's
-figure: a load that does not fit unloads the least recently used models no run is using, and their
-sessions are told on their next action. Every run takes the one lane, so no measurement shares the
-machine with another. A model no session holds is unloaded. Why each rule: docs/serving.md.
+figure: a load that does not fit unloads the caller's own model, then the least recently used ones
+(none is in use: only the run holding the lane unloads), and their sessions are told on their next
+action. Every run takes the one lane, so no measurement shares the machine with another. A model
+no session holds is unloaded. Why each rule: docs/serving.md.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from playground.hw.sampler import Sampler, marking_progress
 from playground.load import estimate, loader
 from playground.load.catalog import ModelSource
 from playground.run import compiled, decode, generation
-from playground.run.holds import Entry, Gone, Hold, Key, ram_of
-from playground.core.paths import by_role
+from playground.run.holds import Entry, Gone, Hold, Key, load_back, ram_of
 
 IDLE_SECONDS = 3600.0  # a hold untouched this long goes (a session that ended without a goodbye: no heartbeat)
 
@@ -52,6 +52,7 @@ class ModelPool:
         with self._table:
             hold = self._touch(session)
             entry = self._entries.get(hold.key) if hold and hold.key else None
+            # visitors: sessions holding a loaded model ("" is the server's own: the CLI, ZeroGPU's start-up load)
             out = {"loaded": entry is not None and entry.loaded is not None, "models": len(self._entries),
                    "visitors": len({s for s, h in self._holds.items() if s and h.key in self._entries}),
                    "bytes": sum(e.ram for e in self._entries.values()), **self.counts,
@@ -72,10 +73,6 @@ class ModelPool:
             return [dict(model=e.loaded.report.model, device=e.key.device, dtype=e.loaded.report.dtype, bytes=e.ram,
                          visitors=len(self._holders(k)))
                     for k, e in self._entries.items() if k != mine and e.loaded is not None]
-
-    def resident_bytes(self) -> int:
-        with self._table:
-            return sum(e.ram for e in self._entries.values())
 
     def current(self, session: str = "") -> tuple[loader.LoadReport, ModelSource] | None:
         """This session's model: its report and source (None when it has none)."""
@@ -98,19 +95,9 @@ class ModelPool:
         return len(self._stops)
 
     def timeline(self, session: str = "") -> tuple[list[dict], list[dict]]:
-        """(rows, peaks) of this session's model's load, then its last generation, on one time axis
-        (the idle time between the two cut to half a second)."""
+        """(rows, peaks) of this session's model's load, then its last generation (`Hold.timeline`)."""
         hold = self._holds.get(session)
-        rows, peaks, offset = [], [], 0.0
-        for s in (hold.load_timeline, hold.gen_timeline) if hold else ():
-            r = s.rows() if s is not None else []
-            if not r:
-                continue
-            start = min(x["t"] for x in r)
-            rows += [dict(x, t=x["t"] - start + offset) for x in r]
-            peaks += [p.to_dict() for p in s.peaks()]
-            offset = max(x["t"] for x in rows) + 0.5
-        return rows, peaks
+        return hold.timeline() if hold else ([], [])
 
     # -- the lane ---------------------------------------------------------------
     @contextmanager
@@ -141,10 +128,12 @@ class ModelPool:
         # A hold released while the lane was busy left `_sweep` set: whoever frees the lane unloads what no
         # session holds. Checked again after the release, so a flag set meanwhile is never left behind.
         while True:
-            if self._sweep:
-                self._sweep = False
-                self._unload_unheld()
-            self._lane.release()
+            try:
+                if self._sweep:
+                    self._sweep = False
+                    self._unload_unheld()
+            finally:
+                self._lane.release()
             if not self._sweep or not self._lane.acquire(blocking=False):
                 return
 
@@ -199,7 +188,7 @@ class ModelPool:
                 except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
                     if own is None or self._closing.is_set():
                         raise
-                    return _load_back(own.spec, e)
+                    return load_back(own.spec, e)
 
             try:
                 lm, loaded_spec, failed = threads.run(work, name="load")  # a thread that ends with it (core.threads)
@@ -258,7 +247,9 @@ class ModelPool:
             made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
             updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
             sampler = Sampler(hz=15)
-            self._holds[session].gen_timeline = sampler  # readable while it runs: the last update draws it
+            hold = self._holds.get(session)  # (gone if the session ended meanwhile: its run is being stopped)
+            if hold is not None:
+                hold.gen_timeline = sampler  # readable while it runs: the last update draws it
             with sampler:
                 sampler.mark("prefill")
                 decoding = False
@@ -318,13 +309,13 @@ class ModelPool:
 
     def _unload_unheld(self) -> None:
         # the caller holds the lane
-        held = {h.key for h in self._holds.values()}
+        held = {h.key for h in list(self._holds.values())}
         for e in [e for k, e in self._entries.items() if k not in held]:
             self._unload(e)
 
     def _expire_idle(self) -> None:
         now = time.monotonic()
-        for s in [s for s, h in self._holds.items() if s and now - h.seen > self.idle_seconds]:
+        for s in [s for s, h in list(self._holds.items()) if s and now - h.seen > self.idle_seconds]:
             self.release(s)  # the lane is ours: the sweep runs when it is released
 
     def _unload(self, entry: Entry, by: str | None = None, tell: bool = True) -> None:
@@ -371,7 +362,8 @@ class ModelPool:
             raise UserError.of("err.closing")
 
     def _holders(self, key: Key) -> set[str]:
-        return {s for s, h in self._holds.items() if h.key == key}
+        # list(): one step under the GIL, so a release from another thread cannot change the dict mid-walk
+        return {s for s, h in list(self._holds.items()) if h.key == key}
 
     def _touch(self, session: str) -> Hold | None:
         hold = self._holds.get(session)
@@ -395,23 +387,6 @@ class ModelPool:
                     self.counts["told"] += 1
                 raise hold.gone.error()
             return self._entries.get(hold.key) if hold is not None and hold.key is not None else None
-
-
-def _load_back(previous: tuple, failed: Exception) -> tuple:
-    """A load failed after the session's own model was freed: load that one back, and say both. (The
-    loaded model, what it was loaded from, and the error to raise once it is in the pool.)"""
-    src, dev, dtype, _placement = previous
-    if isinstance(failed, UserError):
-        why = failed.said
-    else:  # not a refusal the loader worded: the exception as it is, its paths named by role
-        why = f"{type(failed).__name__}: {by_role(str(failed).splitlines()[0] if str(failed) else '')[:300]}"
-        why += "" if why.endswith((".", "!", "?")) else "."
-    try:
-        back = loader.load(loader.prepare(src, dev, dtype))
-    except UserError as again:
-        raise UserError.of("err.restore_failed", error=why, previous=src.name, again=again.said) from None
-    r = back.report
-    return back, previous, UserError.of("err.restored", error=why, previous=r.model, device=r.device, dtype=r.dtype)
 
 
 POOL = ModelPool()
