@@ -107,6 +107,11 @@ def _run(page, pairs: tuple[str, ...], tokens: int) -> None:
         arg=[len(pairs), tokens - 1], timeout=240_000)
 
 
+def _screenshot(page, name: str) -> None:
+    time.sleep(1.0)  # Gradio's progress overlay fades out over the charts just drawn
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
 def test_compare_charts_draw_the_run_the_table_shows(page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("button[role=tab]", has_text="Compare").click()
@@ -114,7 +119,7 @@ def test_compare_charts_draw_the_run_the_table_shows(page):
     assert _charts_agree(page) == []  # the first run: the charts were empty before
     _run(page, ("cpu/float32", "cpu/bfloat16"), 12)
     wrong = _charts_agree(page)
-    page.screenshot(path=str(ARTIFACTS / "compare-second-en.png"), full_page=True)
+    _screenshot(page, "compare-second-en.png")
     assert wrong == [], "second run, English:\n" + "\n".join(wrong)
 
     _lang(page, "中文", "已加载")
@@ -127,6 +132,6 @@ def test_compare_charts_draw_the_run_the_table_shows(page):
     assert wrong == [], "third run (one pair), Chinese:\n" + "\n".join(wrong)
     _run(page, ("cpu/float32", "cpu/bfloat16"), 6)
     wrong = _charts_agree(page)
-    page.screenshot(path=str(ARTIFACTS / "compare-second-zh.png"), full_page=True)
+    _screenshot(page, "compare-second-zh.png")
     assert wrong == [], "fourth run, Chinese:\n" + "\n".join(wrong)
     _lang(page, "English", "Loaded")

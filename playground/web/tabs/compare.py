@@ -43,7 +43,8 @@ def build(page: Page) -> None:
                   "label", "page.compare.files")
         result = gr.State(None)  # (rows, how the visitor's model came back); inside the tab, as every child of gr.Tabs
     run.click(h.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, returned, files, page.status, result],
-              api_visibility="private", **LANE)
+              api_visibility="private", **LANE
+              ).success(h.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see h.ui_compare
     stop.click(h.ui_compare_stop, None, None, **PRIVATE)
     page.on_language(lambda lang, res: [*h.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
                      [*charts, table, returned, model], [result])
