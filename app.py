@@ -16,11 +16,12 @@ from playground.web.ui import build, launch_kwargs  # noqa: E402
 
 if ZERO.active:
     # ZeroGPU's rule: models go to cuda at module scope. Here .to("cuda") only registers
-    # the weights; they are moved onto a real GPU when a @spaces.GPU call starts.
+    # the weights; they are moved onto a real GPU when a @spaces.GPU call starts. The server
+    # holds it (session ""): a visitor who loads it shares it at once.
     from playground.load import loader
-    from playground.run.slot import SLOT
+    from playground.run.pool import POOL
 
-    SLOT.load(*loader.parse("shakespeare-gpt2", "cuda", "float32"))
+    POOL.load(*loader.parse("shakespeare-gpt2", "cuda", "float32"))
 
 if __name__ == "__main__":
     from playground.web import serve

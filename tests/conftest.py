@@ -14,7 +14,7 @@ from playground.core.errors import UserError
 from playground.hw import devices
 from playground.lab import target
 from playground.load import catalog, estimate, loader
-from playground.run.slot import ModelSlot
+from playground.run.pool import ModelPool
 from playground.tools import server as our_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,11 +118,11 @@ def figures(request) -> dict:
 
 
 @pytest.fixture
-def slot():
-    """A model slot of the test's own (the page's class, not its instance), emptied afterwards."""
-    s = ModelSlot()
-    yield s
-    s.unload()
+def pool():
+    """A model pool of the test's own (the page's class, not its instance), emptied afterwards."""
+    p = ModelPool()
+    yield p
+    p.clear()
 
 
 def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.LoadedModel:

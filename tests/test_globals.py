@@ -20,13 +20,14 @@ import pytest
 from tests.package_source import Module, bound_names, parse, read
 from tests.test_layers import PACKAGE, TOP, package
 
-# What each holds, and why it is one per process. The model visitors share is run/slot.py's SLOT; the rest
+# What each holds, and why it is one per process. The models visitors load are run/pool.py's POOL; the rest
 # are locks around process-wide effects, caches of what does not change while the process runs, and the
 # resident objects those caches keep.
 MUTABLE_GLOBALS = {
-    # the shared model
-    "playground.run.slot.SLOT": "the one loaded model every visitor shares (page, API, CLI), behind its lock: "
-                                "two visitors' models side by side would not fit a Space's RAM",
+    # the models visitors load
+    "playground.run.pool.POOL": "the models loaded for visitors (page, API, CLI), each shared by the sessions that "
+                                "hold it, with the one lane every run takes: its figures stay true only if no two "
+                                "runs share the machine, and its RAM budget is the process's",
     # the words
     "playground.core.i18n.TABLE": "every word by its key: the area tables, and the words the lab's scenarios, "
                                   "diagnoses and claims register beside their code when imported (register adds a "

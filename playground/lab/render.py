@@ -94,6 +94,8 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
         out.append(f"{t('ui.output', lang)}:\n{_pre(shown)}")
     if r.fix_error:
         out.append(_pre(r.fix_error))
+    if r.waiting is not None:  # runs take turns: the visitors waiting shared nothing with this one
+        out.append("_" + (t("pool.waited", lang, n=r.waiting) if r.waiting else t("pool.waited_none", lang)) + "_")
     return "\n".join(out) + "\n"
 
 

@@ -54,6 +54,7 @@ class BreakResult:
     broken_output: str = ""  # what the broken script printed before it raised (live runs)
     real_gpu_message: str = ""  # simulated runs: the sentence a real GPU raises with the installed torch
     real_gpu_how: Said | None = None  # how real_gpu_message was built, from which library template
+    waiting: int | None = None  # other visitors waiting for the lane when the run ended (the page's queue)
 
     def to_dict(self) -> dict:
         """The API's dict: notes and the reason it could not run said in English; the title, the

@@ -45,14 +45,22 @@ class DoesNotFit(UserError):
 
 
 # -- budgets -------------------------------------------------------------------
-def ram_budget() -> tuple[int, Said]:
-    """(bytes the guard may use, where the number comes from)."""
+def ram_budget(resident: int = 0) -> tuple[int, Said]:
+    """(bytes the guard may use, where the number comes from). `resident`: RAM the models already loaded
+    for visitors hold (the pool's): PLAYGROUND_MEMORY_BUDGET covers them too, so they come off it; the
+    system's available figure has them taken already."""
     avail = memory.available_bytes()
     s = settings.read()  # a malformed budget stopped the server at start-up (settings.check_or_exit)
     budget = s.memory_budget_bytes
-    if budget is not None and budget < avail:
+    if budget is not None and budget - resident < avail:
+        if resident > 0:
+            return max(budget - resident, 0), said("est.where.budget_held", env=settings.MEMORY_BUDGET_ENV,
+                                                   value=s.memory_budget, held=fmt_bytes(resident),
+                                                   system=fmt_bytes(avail))
         return budget, said("est.where.budget", env=settings.MEMORY_BUDGET_ENV, value=s.memory_budget,
                             system=fmt_bytes(avail))
+    if resident > 0:
+        return avail, said("est.where.system_held", held=fmt_bytes(resident))
     return avail, said("est.where.system")
 
 
@@ -196,11 +204,12 @@ class Estimate:
 
 
 def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0,
-                   all_dtypes: bool = True) -> Estimate:
+                   all_dtypes: bool = True, resident: int = 0) -> Estimate:
     """Everything about the model's size, and whether it fits here, without allocating weights.
 
-    `reclaimable`: bytes of RAM held by a model that will be freed before this one loads
-    (the slot's current model), counted as available. `all_dtypes=False` builds the meta
+    `resident`: bytes of RAM the models loaded for visitors hold (see `ram_budget`); `reclaimable`:
+    the part of it freed before this one loads (models the pool unloads first), counted as
+    available. `all_dtypes=False` builds the meta
     model only in the dtype asked for (the guard's fast path); the other dtypes' sizes are
     then filled in only if the load is refused, to suggest one."""
     stored = None
@@ -241,19 +250,19 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
         tied_lm_head=main.tied, checkpoint=stored, margin=MARGIN,
         required_bytes=int(main.total * (1 + MARGIN)), available_bytes=0, available_source=None,
     )
-    _decide(est, dev, cfg, reclaimable)
+    _decide(est, dev, cfg, reclaimable, resident)
     if not est.fits and not all_dtypes:  # refused: size the other dtypes too, to suggest one
         for name, tdtype in devices.TORCH_DTYPES.items():
             if name not in by_dtype:
                 by_dtype[name] = meta_facts(cfg.config, tdtype).total
-        _decide(est, dev, cfg, reclaimable)
+        _decide(est, dev, cfg, reclaimable, resident)
     return est
 
 
-def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int = 0) -> None:
+def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int = 0, resident: int = 0) -> None:
     """Fill available_bytes, vram, fits and the reason for the decision, kept as facts (`Said`)
     so that a refusal can be said in either language."""
-    avail, where = ram_budget()
+    avail, where = ram_budget(resident)
     if reclaimable > 0:
         avail += reclaimable
         where = said("est.where.frees", where=where, frees=fmt_bytes(reclaimable))
@@ -299,9 +308,9 @@ def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int =
     est.reason, est.notes = reason, notes
 
 
-def guard(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0) -> Estimate:
+def guard(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0, resident: int = 0) -> Estimate:
     """Refuse, before anything is allocated, a load that will not fit; the estimate when it fits."""
-    est = estimate_model(cfg, dev, dtype, reclaimable, all_dtypes=False)
+    est = estimate_model(cfg, dev, dtype, reclaimable, all_dtypes=False, resident=resident)
     if est.fits:
         return est
     raise DoesNotFit(est)

@@ -82,6 +82,11 @@ class LoadReport:
     download_bytes: int | None = None
     download_from_cache: bool | None = None
     chat_template: bool = False  # the tokenizer has one: generation applies it unless asked for the raw prompt
+    # Filled by the pool (playground.run.pool) and the page, not by the loader:
+    loaded_at: float | None = None  # time.time() when the load ended
+    shared: int = 0  # other visitors who held this model when this one asked for it (0: loaded for this one)
+    waiting: int | None = None  # other visitors waiting for the lane when the load ended (the page's queue)
+    evicted_before: dict | None = None  # the model this visitor held before, unloaded since for another's
 
     @property
     def migrate_note(self) -> Said:
@@ -126,9 +131,9 @@ class Plan:
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
-            reclaimable: int = 0, placement: Placement | None = None) -> Plan:
-    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model gives
-    back first; with `placement`, the plan for those memory limits), a Hub model's download (after the
+            reclaimable: int = 0, placement: Placement | None = None, resident: int = 0) -> Plan:
+    """The checks before a single weight is read: does it fit (`resident`: RAM the models already loaded
+    hold; `reclaimable`: the part of it given back first; with `placement`, the plan for those memory limits), a Hub model's download (after the
     memory check: only config.json comes down before it) and the safetensors checks of what came down,
     is a synthetic checkpoint built, is the offload folder writable."""
     started = time.perf_counter()
@@ -148,10 +153,10 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         cfg = catalog.read_config(src)
         placed = None
         if placement is not None:  # the plan for these limits, checked (the RAM it needs, the disk tier)
-            placed = placing.guard(cfg, dtype, placement, reclaimable)
+            placed = placing.guard(cfg, dtype, placement, reclaimable, resident)
             phase.note = said("place.phase", limits=str(placement), tiers=placing.tiers_text(placed))
         else:
-            est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
+            est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable, resident=resident)
             phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
                               avail=fmt_bytes(est.available_bytes), where=est.available_source)
     download, build, folder = None, None, src.ref

@@ -26,7 +26,7 @@ from transformers.integrations.accelerate import compute_module_sizes, get_balan
 
 from playground.core import leftovers
 from playground.core.errors import UserError
-from playground.core.i18n import plain, said
+from playground.core.i18n import Said, plain, said
 from playground.core.inputs import Placement
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes, fmt_si
@@ -242,9 +242,20 @@ class _capturing:
 
 # ---------------------------------------------------------------- the guard (before the visitor's model is unloaded)
 
-def guard(cfg: ModelConfig, dtype: Dtype, placement: Placement, reclaimable: int = 0) -> PlacementPlan:
+class RamShort(estimate.DoesNotFit):
+    """More planned for the RAM than the budget leaves: the guard's kind of refusal, so that the pool may unload
+    models nobody uses and try again (`playground.run.pool`), said with the placement's own figures."""
+
+    def __init__(self, words: Said) -> None:
+        UserError.__init__(self, words.text("en"), words.key, words.fields)
+        self.est = None
+
+
+def guard(cfg: ModelConfig, dtype: Dtype, placement: Placement, reclaimable: int = 0,
+          resident: int = 0) -> PlacementPlan:
     """The plan, or a refusal before anything is read: a device this machine lacks, a limit below one block, blocks
-    bound for the disk without the disk tier, or more planned for the RAM (or a GPU) than it has free."""
+    bound for the disk without the disk tier, or more planned for the RAM (or a GPU) than it has free (`resident`:
+    RAM the models already loaded hold, `reclaimable`: the part of it given back first; see estimate.ram_budget)."""
     here = devices.discover()
     live = {d.id for d in here if d.available}
     for device, _ in placement.limits:
@@ -256,9 +267,9 @@ def guard(cfg: ModelConfig, dtype: Dtype, placement: Placement, reclaimable: int
         n = sum(b.tier == "disk" for b in p.blocks)
         raise UserError.of("place.err.needs_disk", n=n, bytes=fmt_bytes(tiers["disk"]), limits=str(placement))
     need = int(tiers.get("cpu", 0) * (1 + estimate.MARGIN))
-    avail, where = estimate.ram_budget()
+    avail, where = estimate.ram_budget(resident)
     if need > avail + reclaimable:
-        raise UserError.of("place.err.ram", need=fmt_bytes(need), avail=fmt_bytes(avail + reclaimable), where=where)
+        raise RamShort(said("place.err.ram", need=fmt_bytes(need), avail=fmt_bytes(avail + reclaimable), where=where))
     for device, placed in tiers.items():
         if device.startswith("cuda:") and placed > estimate.vram_free(int(device.split(":")[1])):
             raise UserError.of("place.err.vram", device=device, need=fmt_bytes(placed),
@@ -293,6 +304,23 @@ def new_folder(need: int) -> Path:
         raise UserError.of("place.err.folder_full", need=fmt_bytes(need), free=fmt_bytes(free),
                            role=said("place.folder_role"))
     return folder
+
+
+def private_copy(folder: str | Path) -> Path:
+    """The checkpoint's files copied into a fresh folder of this process's (removed like an offload folder). A cold
+    read needs a file no one else maps: the kernel keeps a mapped page in the page cache whatever is evicted, and a
+    shared server's other visitors may hold this very checkpoint loaded (memory-mapped). Refused like an offload
+    folder when there is no room for it."""
+    files = [f for f in Path(folder).iterdir() if f.is_file()]
+    target = new_folder(sum(f.stat().st_size for f in files))
+    try:
+        for f in files:
+            shutil.copyfile(f, target / f.name)
+    except OSError as e:
+        remove_folder(target)
+        raise UserError.of("place.err.folder_unwritable", why=by_role(e.strerror or type(e).__name__),
+                           code=errno.errorcode.get(e.errno or 0, "?"), role=said("place.folder_role")) from None
+    return target
 
 
 def remove_folder(folder: str | Path | None) -> None:

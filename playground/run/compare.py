@@ -3,8 +3,9 @@
 `run(src, pairs, max_new_tokens)` loads each pair through the page's path, warms up once, then
 times `RUNS` greedy generations: per row the load and migration, TTFT and decode tokens/s as
 median and spread with their token counts, peak memory, and the share of the bandwidth bound.
-With the shared slot the visitor's model is lent and loaded back. `to_csv`, `to_json`, `export`
-write the rows. What each figure means: docs/generation.md.
+With the pool, the pairs run in its lane, beside the models it holds for visitors and within the
+budget they leave: nothing of theirs is unloaded. `to_csv`, `to_json`, `export` write the rows.
+What each figure means: docs/generation.md.
 """
 
 from __future__ import annotations
@@ -127,27 +128,31 @@ def available_pairs() -> list[str]:
 
 
 class Matrix(list):
-    """The rows, in the order asked for; `returned`: how the visitor's model was loaded back (with a slot)."""
+    """The rows, in the order asked for; `beside`: the pool's models the pairs ran beside (with a pool)."""
 
-    returned = None  # playground.run.slot.Return, or None without a slot
+    beside: dict | None = None  # {"models": n, "bytes": their RAM}, read when the run took the lane
+    waiting: int | None = None  # other visitors waiting for the lane when it ended (the page's queue)
 
 
 def run(src: ModelSource, pairs: list[tuple[DeviceInfo, Dtype]], max_new_tokens: int, prompt: str = DEFAULT_PROMPT,
-        progress: Progress | None = None, stop: threading.Event | None = None, slot=None,
+        progress: Progress | None = None, stop: threading.Event | None = None, pool=None,
         runs: int = RUNS, warmup: int = WARMUP) -> Matrix:
-    """Run the matrix; one row per pair, in order. With `slot` (the shared slot) its model is unloaded
-    first, the slot held throughout (one model loaded at a time), and the model loaded back afterwards."""
+    """Run the matrix; one row per pair, in order. With `pool` (playground.run.pool's) it runs in the pool's
+    lane, each pair loaded beside the models the pool holds, within the budget they leave (a pair that
+    does not fit is refused, saying so): it borrows nothing of theirs."""
     progress = progress or (lambda frac, desc: None)
     stop = stop or threading.Event()
-    if slot is None:
+    if pool is None:
         return Matrix(_run(src, pairs, max_new_tokens, prompt, progress, stop, runs, warmup))
-    with slot.lent(lambda f, d: progress(1.0, phrase("progress.cmp_return", step=d))) as back:
-        rows = Matrix(_run(src, pairs, max_new_tokens, prompt, progress, stop, runs, warmup))
-    rows.returned = back
+    with pool.exclusive():
+        held = pool.others(None)
+        rows = Matrix(_run(src, pairs, max_new_tokens, prompt, progress, stop, runs, warmup,
+                           resident=sum(m["bytes"] for m in held)))
+    rows.beside = dict(models=len(held), bytes=sum(m["bytes"] for m in held))
     return rows
 
 
-def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup) -> list[CompareRow]:
+def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup, resident: int = 0) -> list[CompareRow]:
     rows = [CompareRow(pair=f"{d.id}/{devices.dtype_name(t)}", model=src.name, device=d.id,
                        dtype=devices.dtype_name(t)) for d, t in pairs]
     n = len(rows)
@@ -161,7 +166,7 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup) -> list[Compar
             progress((i + min(max(frac, 0.0), 1.0)) / n, phrase("progress.cmp_pair", i=i + 1, n=n, pair=row.pair, step=desc))
 
         try:
-            _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup)
+            _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup, resident)
         except UserError as e:
             row.status = "refused" if isinstance(e, estimate.DoesNotFit) else "error"
             row.error = e.said
@@ -174,9 +179,10 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup) -> list[Compar
 
 
 def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new: int, prompt: str,
-         progress: Progress, stop: threading.Event, runs: int, warmup: int) -> None:
+         progress: Progress, stop: threading.Event, runs: int, warmup: int, resident: int = 0) -> None:
     # torch work in threads that end with it; this one only waits (see playground.core.threads)
-    plan = threads.run(loader.prepare, src, dev, dtype, name="check")  # refuse before allocating
+    # refuse before allocating: the budget covers the pool's models too
+    plan = threads.run(loader.prepare, src, dev, dtype, resident=resident, name="check")
     bw = threads.run(bandwidth.read_bandwidth, dev.id, name="bandwidth")
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()

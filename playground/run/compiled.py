@@ -122,10 +122,11 @@ def compiled_for(model, device: str) -> _Compiled:
     return entry
 
 
-def forget() -> None:
-    """Drop the compiled step and its static caches (the slot calls this when it unloads a model:
-    a cache holds max_cache_len tokens of keys and values per layer)."""
-    if _CURRENT:
+def forget(model=None) -> None:
+    """Drop the compiled step and its static caches, when compiled for `model` (any model when None):
+    the pool calls this when it unloads one (a cache holds max_cache_len tokens of keys and values
+    per layer)."""
+    if _CURRENT and (model is None or _CURRENT[0].model() is model):
         _CURRENT.clear()
         torch.compiler.reset()
 

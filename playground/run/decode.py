@@ -19,6 +19,7 @@ import torch
 from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
 from playground.core import threads
+from playground.core.errors import UserError, shown
 from playground.core.inputs import GenerationParams
 from playground.hw import devices
 from playground.run import generation
@@ -71,6 +72,14 @@ def stream(
     stop = stop or threading.Event()
     return threads.iterate(lambda: _loop(model, tokenizer, device, prompt, params, stop, use_cache, min_interval),
                            stop, name="decode-loop")
+
+
+def check_engine(engine: object) -> str:
+    """'generate' (model.generate), 'manual' (the tutorials' prefill + decode loop with the KV
+    cache) or 'manual-nocache' (the same loop, no cache): the edge's check."""
+    if engine not in generation.ENGINES:
+        raise UserError.of("err.engine", engine=shown(engine, 40), engines=", ".join(generation.ENGINES))
+    return engine
 
 
 def stream_engine(engine: str, model, tokenizer, device: str, prompt: str, params: GenerationParams,

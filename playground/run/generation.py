@@ -45,11 +45,11 @@ class GenerationStats:
     # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
     # between them are the per-token decode times (playground.run.decode.step_seconds)
     token_times: list[float] = field(default_factory=list)
-    # The model that produced the text (filled by the shared slot): between a visitor's
-    # load and their generate, another visitor may have loaded a different one.
+    # The model that produced the text (filled by the pool): the session's own, named in every update.
     model: str = ""
     device: str = ""
     dtype: str = ""
+    waiting: int | None = None  # other visitors waiting for the lane when the run ended (the page's queue)
 
     def to_dict(self) -> dict:
         return asdict(self)

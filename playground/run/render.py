@@ -7,6 +7,8 @@ generation, and arrives in a report dataclass whose sentences are kept as facts 
 
 from __future__ import annotations
 
+import time
+
 from playground.core.i18n import t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
@@ -32,12 +34,25 @@ def _vram_cell(gpus: list[dict], lang: str = "en") -> str:
     )
 
 
+def waited(n: int | None, lang: str = "en") -> str:
+    """How many other visitors were waiting for the lane when a figure was taken ('' where nobody counted:
+    the CLI has no queue). Runs take turns, so waiting visitors never share the machine with a run."""
+    if n is None:
+        return ""
+    return t("pool.waited", lang, n=n) if n else t("pool.waited_none", lang)
+
+
 def secs(s: float) -> str:
     return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
 def report_markdown(r: LoadReport, lang: str = "en") -> str:
     lines = [f"### `{r.model}` → `{r.device}` · `{r.dtype}`"]
+    if r.shared:
+        at = time.strftime("%H:%M:%S", time.localtime(r.loaded_at)) if r.loaded_at else "?"
+        lines.append(f"> 🤝 {t('pool.shared', lang, n=r.shared, at=at)}")
+    if r.evicted_before:
+        lines.append(f"> ⚠️ {t('pool.evicted_before', lang, **r.evicted_before)}")
     if zerogpu.timing_label():
         lines.append(f"> ⏱️ {zerogpu.timing_label()}")
     if r.label:
@@ -86,6 +101,8 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     if r.hf_device_map:
         lines.append(f"**{t('report.placement', lang)} (`hf_device_map`):** "
                      + ", ".join(f"`{k or '(all)'}` → {v}" for k, v in r.hf_device_map.items()))
+    if r.waiting is not None and not r.shared:  # a shared report's figures were taken at its own load
+        lines += ["", f"_{waited(r.waiting, lang)}_"]
     return "\n".join(lines)
 
 
@@ -101,7 +118,10 @@ def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     head = [t(k, lang) for k in ("stats.ttft", "stats.prompt", "stats.new", "stats.rate", "stats.total")]
     mode = t("stats.greedy" if s.greedy else "stats.sampling", lang)
     chat = " · " + t("stats.chat_applied", lang) if s.chat_template_applied else ""
-    return f"**{state}** · {t('stats.mode', lang)}: {mode}{chat}\n\n" + table(head, [cells], "rrrrr")
+    made = t("stats.model", lang, model=s.model, device=s.device, dtype=s.dtype) if s.model else ""
+    after = f"\n\n_{waited(s.waiting, lang)}_" if s.waiting is not None else ""
+    return (f"**{state}** · {t('stats.mode', lang)}: {mode}{chat}{made}\n\n" + table(head, [cells], "rrrrr")
+            + after)
 
 
 def per_token_markdown(d: dict, lang: str = "en") -> str:

@@ -5,7 +5,7 @@
     python -m playground.bench --quick    # one small case, its figures and no verdict (a smoke run)
 
 Bare Transformers (`from_pretrained` + `.to()` + `generate()`) and the playground's
-path (`SLOT.load` + `SLOT.generate`, every timer, the sampler and the streamer on)
+path (`POOL.load` + `POOL.generate`, every timer, the sampler and the streamer on)
 on the same model, device, dtype, prompt and greedy tokens, alternating run by run
 after a warm-up; medians. The sides and their meters are in
 `playground.tools.bench_sides`; what is compared and why it is fair: docs/bench.md.

@@ -19,7 +19,7 @@ from playground.hw import bandwidth, memory
 from playground.load import loader, synthetic
 from playground.core.inputs import GenerationParams
 from playground.run import compiled, decode, engines
-from playground.run.slot import SLOT
+from playground.run.pool import POOL
 
 MODELS = ("shakespeare-gpt2", "synthetic/gpt2-small")
 TARGETS = {
@@ -59,8 +59,8 @@ def profile_steps(lm, n: int, rows: int = 14) -> str:
 def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool = False) -> dict:
     if model.startswith("synthetic/"):
         threads.run(synthetic.ensure, model)
-    SLOT.load(*loader.parse(model, "cpu", "float32"))
-    with SLOT.held() as lm:
+    POOL.load(*loader.parse(model, "cpu", "float32"), session="bench")
+    with POOL.held("bench") as lm:
         weights = memory.weights_bytes(lm.model)
         log(f"  {model}: warm-up (generate(), the manual loop, then compiling the static-cache step)")
         ref, _ = _generate(lm, n)
@@ -85,7 +85,7 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
             log(f"  {model} run {i + 1}/{runs}: generate() {gen[-1]:.1f}, manual loop {man[-1]:.1f}, "
                 f"compiled {comp[-1]:.1f} tokens/s, read {reads[-1]:.1f} GB/s")
         table = profile_steps(lm, n) if profile else None
-    SLOT.unload()
+    POOL.unload("bench")
     read = statistics.median(reads)
     bound = read * 1e9 / weights
     g, m, c = statistics.median(gen), statistics.median(man), statistics.median(comp)

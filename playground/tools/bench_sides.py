@@ -3,7 +3,7 @@
 - bare: `AutoTokenizer.from_pretrained` + `AutoModelForCausalLM.from_pretrained` +
   `.to(device)`; then `generate(max_new_tokens=N, do_sample=False)`, no streamer.
   Its decode time is generate(N) - generate(1): N - 1 decode steps, setup cancelled.
-- playground: `SLOT.load` and `SLOT.generate`, the functions the page and the API call,
+- playground: `POOL.load` and `POOL.generate`, the functions the page and the API call,
   consumed the way the API's generate endpoint consumes them.
 - the control: the plain script in a process of its own, on its main thread.
 Peak RSS during a load is the larger of the kernel's high-water mark (VmHWM, reset by
@@ -27,7 +27,9 @@ from playground.core import inputs
 from playground.hw import memory
 from playground.hw.devices import TORCH_DTYPES, sync
 from playground.load import loader
-from playground.run.slot import SLOT
+from playground.run.pool import POOL
+
+SESSION = "bench"  # the bench's session in the pool: its load and its generation use one model
 
 def _read_hwm() -> int | None:
     try:
@@ -169,18 +171,18 @@ def plain_script(path: str, device: str, dtype: str, prompt: str, n: int, runs: 
 
 def playground_run(model: str, device: str, dtype: str, prompt: str, n: int) -> dict:
     """The app's own path, everything switched on, checked and consumed as the API does it."""
-    SLOT.unload()  # the previous model's cleanup is not part of this load
+    POOL.unload(SESSION)  # the previous model's cleanup is not part of this load
     memory.release_memory()
     with PeakRSS() as mem:
         t0 = time.perf_counter()
-        report = SLOT.load(*loader.parse(model, device, dtype))
+        report = POOL.load(*loader.parse(model, device, dtype), session=SESSION)
         t1 = time.perf_counter()
 
     t2 = time.perf_counter()
     first = None
     updates, stats, text = 0, None, ""
     params = inputs.generation_params(n, 0, 1, 0)
-    for text, stats in SLOT.generate(inputs.check_prompt(prompt), params, session="bench"):
+    for text, stats in POOL.generate(inputs.check_prompt(prompt), params, session=SESSION):
         if first is None:
             first = time.perf_counter()
         stats.to_dict()  # what the API's generate endpoint does with every update
@@ -194,7 +196,7 @@ def playground_run(model: str, device: str, dtype: str, prompt: str, n: int) -> 
         decode_seconds=stats.decode_seconds, tokens_per_second=stats.tokens_per_second,
         updates=updates, finish_reason=stats.finish_reason, text=text,
     )
-    SLOT.unload()
+    POOL.unload(SESSION)
     memory.release_memory()
     return result
 

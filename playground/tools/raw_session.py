@@ -8,6 +8,7 @@ by hand).
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 
 import httpx
@@ -24,9 +25,28 @@ class RawSession:
         self.url = url if url.endswith("/") else url + "/"
         self.session_hash = session_hash or uuid.uuid4().hex[:11]
         self.http = httpx.Client(timeout=timeout)
+        self._beat: httpx.Client | None = None
+
+    def heartbeat(self) -> "RawSession":
+        """Keep the session alive as a page does (GET gradio_api/heartbeat/<session>, held open): when the
+        session closes, the server sees the visitor leave and runs the app's unload events."""
+        self._beat = beat = httpx.Client(timeout=None)
+
+        def listen() -> None:
+            try:
+                with beat.stream("GET", self.url + f"gradio_api/heartbeat/{self.session_hash}") as resp:
+                    for _ in resp.iter_lines():
+                        pass
+            except Exception:  # noqa: BLE001  (closed by close(): the visitor left)
+                pass
+
+        threading.Thread(target=listen, name="raw-heartbeat", daemon=True).start()
+        return self
 
     def close(self) -> None:
         self.http.close()
+        if self._beat is not None:
+            self._beat.close()
 
     def __enter__(self) -> "RawSession":
         return self

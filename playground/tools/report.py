@@ -1,6 +1,6 @@
-"""`python -m playground report`: load a model and generate once through the shared slot; every figure.
+"""`python -m playground report`: load a model and generate once through the pool (its own session); every figure.
 
-The functions the page and the API run (`SLOT.load`, `SLOT.generate`), checked
+The functions the page and the API run (`POOL.load`, `POOL.generate`), checked
 once at this edge; nothing here measures anything: it keeps the reports those
 functions return (`run_report`), as one dict (`Report.to_dict`) or as the page's own
 renderers say them (`format_report`, in English).
@@ -23,7 +23,10 @@ from playground.load import catalog, placemap
 from playground.load.loader import LoadReport
 from playground.run import render
 from playground.run.generation import GenerationStats
-from playground.run.slot import SLOT
+from playground.run.pool import POOL
+
+
+SESSION = "cli"  # the command line's session in the pool: its load and its generation use one model
 
 
 def versions() -> dict:
@@ -131,16 +134,16 @@ def run_report(model: str, device: str | None, dtype: str | None, prompt: str = 
     prompt = inputs.check_prompt(prompt)
 
     t0 = time.perf_counter()
-    load = SLOT.load(src, dev, dt, progress=progress, placement=placement)
+    load = POOL.load(src, dev, dt, progress=progress, session=SESSION, placement=placement)
     load_wall = time.perf_counter() - t0
     placed = None
     if placement is not None:
-        with SLOT.held() as lm:
+        with POOL.held(SESSION) as lm:
             placed = placemap.read(lm.model, lm.placed, load.model, str(placement), lm.offload_folder).to_dict()
 
     text, stats, updates = "", None, 0
     t1 = time.perf_counter()
-    for text, stats in SLOT.generate(prompt, params, session="cli"):
+    for text, stats in POOL.generate(prompt, params, session=SESSION):
         updates += 1
     generate_wall = time.perf_counter() - t1
     return Report(load, stats, text, prompt, params.max_new_tokens, updates,

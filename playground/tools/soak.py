@@ -5,10 +5,11 @@
 
 Each client is a visitor with its own session looping over a load and a streaming
 greedy generation; a side client calls the endpoints that do not queue, and a
-leaving client hangs up mid-stream. Failures, cross-talk (checked by greedy
-determinism), first-token latency and the server's RSS, threads and descriptors
-are counted (`playground.tools.soak_checks`). How and why: docs/soak.md. Exit code
-0 when nothing failed, 1 otherwise, 2 for bad arguments.
+leaving client loads, then hangs up mid-stream. Failures, cross-talk (checked by
+greedy determinism), generations on a model the client did not load, evictions and
+whether each reached its visitor, first-token latency and the server's RSS, threads
+and descriptors are counted (`playground.tools.soak_checks`). How and why:
+docs/soak.md. Exit code 0 when nothing failed, 1 otherwise, 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from gradio_client import Client
 from playground.core.paths import BUNDLED_NAME as BUNDLED
 from playground.tools.raw_session import RawSession
 from playground.tools.server import log_exceptions, server_pid, start_server, stop_server
-from playground.tools.soak_checks import Book, Monitor, Tally, percentile, slope
+from playground.tools.soak_checks import Book, Monitor, Tally, percentile, slope, verdict
 
 SYNTHETIC = "synthetic/gpt2-small"
 # (model, dtype): a client walks this list from its own offset, so loads of different
@@ -41,6 +42,7 @@ WORDS = ("what light through yonder window breaks it is the east and juliet is t
 DIAGNOSE_SAMPLE = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
                    "cuda:0 and cpu! (when checking argument for argument index in method wrapper_CUDA__index_select)")
 BUSY = re.compile(r"queue is full", re.I)
+EVICTED = re.compile(r"was unloaded at \S+ to make room for another visitor's")  # the pool's notice
 
 
 def prompt_for(i: int) -> str:
@@ -59,6 +61,7 @@ class Soak:
         self.book, self.tally = Book(), Tally()
         self.monitor = Monitor(self.pid)
         self.sessions: dict[int, object] = {}  # client index -> its gradio_client session
+        self.floor_seconds: list[float | None] = []  # after the warm-up and after the run: until no model is held
         self.offsets: dict[int, int] = {}  # client index -> how far along COMBOS it is
         self.deadline = 0.0
         self.say = progress or (lambda msg: None)
@@ -71,6 +74,8 @@ class Soak:
         msg = e if isinstance(e, str) else f"{type(e).__name__}: {e}"
         if BUSY.search(msg):
             self.tally.add(busy=1)
+        elif EVICTED.search(msg):  # the visitor told that its model went for another's: the pool's rule
+            self.tally.add(evicted=1)
         else:
             self.tally.add(failures=1)
             self.tally.note(kind, msg)
@@ -87,6 +92,8 @@ class Soak:
             self.tally.load_seconds.append(time.perf_counter() - t0)
         if (r.get("model"), r.get("dtype")) != (model, dtype):
             self._fail("load", f"asked for {model}/{dtype}, the report says {r.get('model')}/{r.get('dtype')}")
+        if r.get("evicted_before"):  # its model before this one went for another's: told by this report
+            self.tally.add(evicted=1)
         return r
 
     def generate(self, c, i: int) -> dict | None:
@@ -176,28 +183,31 @@ class Soak:
             time.sleep(0.2)
 
     def _leaver(self, rounds: int | None = None) -> None:
-        """A visitor who starts a long generation and closes the tab after the first tokens."""
+        """A visitor who opens the page, loads, starts a long generation and closes the tab after the first
+        tokens (its heartbeat goes with it: the server sees the visitor leave)."""
         try:
             with RawSession(self.url) as probe:
-                fn = probe.fn_index("generate")
+                load, fn = probe.fn_index("load_model"), probe.fn_index("generate")
         except Exception as e:  # noqa: BLE001
             self._fail("connect", e)
             return
         k = 0
         while self._going(k, rounds):
             k += 1
-            self.tally.add(requests=1, abandoned=1)
+            self.tally.add(requests=2, loads=1, abandoned=1)
             try:
-                with RawSession(self.url, timeout=self.timeout) as s:
+                with RawSession(self.url, timeout=self.timeout).heartbeat() as s:
+                    loaded = s.call(load, [BUNDLED, "cpu", "float32"])
+                    if not loaded.get("success"):
+                        self._fail("leaver", json.dumps(loaded.get("output", ""))[:300])
+                        continue
                     s.join(fn, ["ROMEO: leave", 200, 0.0, 1.0, 0])
                     for msg in s.messages():
                         if msg.get("msg") == "process_generating":
                             break  # hang up: the with block closes the connection
                         if msg.get("msg") == "process_completed":
-                            said = json.dumps(msg.get("output", ""))
-                            # before the crowd's first load, "no model is loaded yet" is the right answer
-                            if not msg.get("success") and not BUSY.search(said) and "No model is loaded" not in said:
-                                self._fail("leaver", said[:300])
+                            if not msg.get("success"):  # busy, or its model went for another's: counted
+                                self._fail("leaver", json.dumps(msg.get("output", ""))[:300])
                             break
             except Exception as e:  # noqa: BLE001
                 self._fail("leaver", e)
@@ -229,13 +239,33 @@ class Soak:
             self._crowd(rounds=None, join_timeout=self.warmup * 60 + 2 * self.timeout + 30)
         else:
             self._crowd(rounds=1, join_timeout=4 * self.timeout)
-        return self._settled_reading(self.sessions.get(0) or self._client())
+        self.floor_seconds.append(self._leave_all()[0])
+        return self._settled_reading(self._client())
+
+    def _leave_all(self) -> tuple[float | None, dict]:
+        """Every client closes (its heartbeat ends, as a closed tab's does): the seconds until the server
+        holds no model for any visitor (None when it still does after 30 s), and the pool then."""
+        for c in self.sessions.values():
+            c.close()
+        self.sessions.clear()
+        probe, t0 = self._client(), time.monotonic()
+        try:
+            while True:
+                pool = probe.predict(api_name="/status")
+                if pool["visitors"] == 0:
+                    return time.monotonic() - t0, pool
+                if time.monotonic() - t0 > 30:
+                    return None, pool
+                time.sleep(0.1)
+        finally:
+            probe.close()
 
     def _settled_reading(self, c) -> tuple | None:
-        """RSS, threads and descriptors just after the bundled model (float32) is loaded. The
-        slot frees the old model and hands freed heap back to the OS (malloc_trim) before a
-        load, so this reading counts what is held, not what glibc keeps for reuse, which
-        varies by tens of MB with the order of the last requests."""
+        """RSS, threads and descriptors just after the bundled model (float32) is loaded by one
+        client, every other visitor gone (the pool at its floor, then this one model). The pool
+        hands freed heap back to the OS (malloc_trim) when it unloads, so this reading counts
+        what is held, not what glibc keeps for reuse, which varies by tens of MB with the order
+        of the last requests."""
         self.load(c, BUNDLED, "float32")
         time.sleep(1.0)  # the load's memory sampler thread ends
         return self.monitor.read()
@@ -256,8 +286,13 @@ class Soak:
         ran = time.monotonic() - t0
         self.monitor.halt.set()
         self.monitor.join(timeout=5)
+        c = self._client()
+        pool = c.predict(api_name="/status")  # as the crowd left it: models, visitors, bytes
+        c.close()
+        seconds, after = self._leave_all()  # every eviction's fate, once every visitor has gone
+        self.floor_seconds.append(seconds)
         end, alive = self._alive_after()
-        return self._result(idle, start, end, ran, alive, time.monotonic() - t_begin, warm)
+        return self._result(idle, start, end, ran, alive, time.monotonic() - t_begin, warm, pool, after)
 
     def _alive_after(self) -> tuple[tuple | None, bool]:
         """Once the crowd has gone: the settled reading (as after the warm-up), and whether the
@@ -275,7 +310,8 @@ class Soak:
             self.tally.note("after", f"{type(e).__name__}: {e}")
             return self.monitor.read(), False
 
-    def _result(self, idle, start, end, ran: float, alive: bool, wall: float, warm: Tally) -> dict:
+    def _result(self, idle, start, end, ran: float, alive: bool, wall: float, warm: Tally, pool: dict,
+                after: dict) -> dict:
         t = self.tally
         samples = self.monitor.samples
         rss = [s[1] for s in samples] + ([start[1]] if start else []) + ([end[1]] if end else [])
@@ -295,6 +331,15 @@ class Soak:
             "exceptions": (exceptions or [])[:5],
             "loads": t.loads, "generations": t.generations, "side_requests": t.side_requests,
             "abandoned": t.abandoned, "swapped": t.swapped, "tokens": t.tokens,
+            # the pool: as the crowd left it, and each eviction (warm-up included) told to its visitor, dropped
+            # with a visitor who left first, or pending; evicted_seen: the notices the clients received
+            "pool_models": pool.get("models"), "pool_visitors": pool.get("visitors"),
+            "pool_mb": mb(pool["bytes"]) if pool.get("bytes") is not None else None,
+            "evictions": after.get("evictions"), "evictions_told": after.get("told"),
+            "evictions_dropped": after.get("dropped"), "evictions_pending": after.get("pending"),
+            "evicted_seen": warm.evicted + t.evicted, "pool_models_after_close": after.get("models"),
+            "pool_mb_after_close": mb(after["bytes"]) if after.get("bytes") is not None else None,
+            "floor_seconds": [_r(x, 2) for x in self.floor_seconds],
             "tokens_per_generation": self.tokens,
             "load_p50": _r(percentile(t.load_seconds, 50)), "load_p95": _r(percentile(t.load_seconds, 95)),
             "threads_start": start[2] if start else None, "threads_end": end[2] if end else None,
@@ -305,12 +350,6 @@ class Soak:
         }
         out["ok"] = verdict(out)
         return out
-
-
-def verdict(r: dict) -> bool:
-    """No failure, no cross-talk, no exception in the server's log, and it answered afterwards."""
-    return bool(r["failures"] == 0 and r["crosstalk"] == 0 and r["warmup_failures"] == 0 and r["alive_after"]
-                and not r["server_exceptions"])
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:

@@ -1,4 +1,5 @@
-"""What the soak counts: a book of expected texts (cross-talk), a tally, the server's resources, statistics."""
+"""What the soak counts: a book of expected texts (cross-talk), a tally, the server's resources, statistics,
+and the verdict on the figures."""
 
 from __future__ import annotations
 
@@ -109,7 +110,8 @@ class Tally:
     failures: int = 0
     busy: int = 0
     crosstalk: int = 0
-    swapped: int = 0  # generations that ran on another client's model (allowed, and announced)
+    swapped: int = 0  # generations that ran on a model the client did not load (the pool allows none)
+    evicted: int = 0  # notices received: the client's model was unloaded for another's (the pool's rule)
     tokens: int = 0
     first_token: list[float] = field(default_factory=list)
     load_seconds: list[float] = field(default_factory=list)
@@ -125,3 +127,14 @@ class Tally:
         with self.lock:
             if len(self.samples) < 12:
                 self.samples.append(f"{kind}: {what[:300]}")
+
+
+def verdict(r: dict) -> bool:
+    """No failure, no cross-talk, no generation on a model its client did not load, every eviction told to
+    its visitor (or dropped with one who left), every visitor's hold released when it left, no exception in
+    the server's log, and it answered afterwards."""
+    accounted = r.get("evictions") == (r.get("evictions_told") or 0) + (r.get("evictions_dropped") or 0) + (
+        r.get("evictions_pending") or 0)
+    return bool(r["failures"] == 0 and r["crosstalk"] == 0 and r["warmup_failures"] == 0 and r["alive_after"]
+                and not r["server_exceptions"] and r.get("swapped") == 0 and accounted
+                and r.get("evicted_seen") == r.get("evictions_told") and None not in r.get("floor_seconds", [None]))

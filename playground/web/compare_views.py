@@ -13,7 +13,7 @@ from playground.core import markdown
 from playground.core.i18n import in_lang, t
 from playground.core.units import fmt_bytes
 from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP
-from playground.run.render import secs
+from playground.run.render import secs, waited
 
 # (column of the frame, words of the chart's title); the x axis is the pair, in the table's order
 CHARTS = (("load_s", "cmp.chart.load"), ("migrate_s", "cmp.chart.migrate"), ("ttft_s", "cmp.chart.ttft"),
@@ -82,14 +82,10 @@ def table(rows, lang: str = "en") -> str:
     return warn + markdown.table(head, cells, "lllrrrrlrr") + "\n\n" + "\n\n".join(notes)
 
 
-def returned_markdown(back, lang: str = "en") -> str:
-    """How the visitor's model was loaded back after the matrix (`playground.run.slot.Return`)."""
-    if back is None:
+def beside_markdown(beside: dict | None, n_waiting: int | None, lang: str = "en") -> str:
+    """What the matrix ran beside (the pool's models, none unloaded), and who was waiting when it ended."""
+    if beside is None:
         return ""
-    if back.error is not None:
-        return t("cmp.return_failed", lang, error=back.error.text(lang))
-    if back.report is None:
-        return t("cmp.nothing_to_return", lang)
-    r = back.report
-    return t("cmp.returned", lang, model=r.model, device=r.device, dtype=r.dtype, seconds=secs(back.seconds),
-             load=secs(r.load_seconds), migrate=secs(r.migrate_seconds))
+    said = (t("pool.beside", lang, models=beside["models"], bytes=fmt_bytes(beside["bytes"])) if beside["models"]
+            else t("pool.beside_none", lang))
+    return said + (f" {waited(n_waiting, lang)}" if n_waiting is not None else "")

@@ -2,15 +2,17 @@
 
 Each handler is an edge: it turns what a visitor sent into typed values (a
 `ModelSource`, a `DeviceInfo`, a torch dtype, `GenerationParams`, a `Scenario`)
-with one device discovery, passes them inward, and turns a `UserError` into
-`gr.Error` in the visitor's language (the API answers in English). Nothing here
-measures anything; the views render what comes back.
+with one device discovery, passes them inward with the visitor's session (whose
+model the pool uses), and turns a `UserError` into `gr.Error` in the visitor's
+language (the API answers in English). Nothing here measures anything; each
+figure gets the count of visitors waiting when it was taken; the views render it.
 """
 
 from __future__ import annotations
 
 import html
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Iterator
 
 from playground.web import exports  # noqa: F401  (first: it points Gradio's temporary folder inside its own)
@@ -19,16 +21,17 @@ import gradio as gr
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
-from playground.core.i18n import in_lang, t
+from playground.core.i18n import in_lang, plain, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
 from playground.lab.factcheck import render as facts_render
 from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
-from playground.run import compare as matrix
-from playground.run.slot import SLOT, check_engine
-from playground.web import compare_views as cmp_views, snippet as code, views
+from playground.run.decode import check_engine
+from playground.run.pool import POOL
+from playground.web import snippet as code, views
+from playground.web.page import waiting
 
 
 def error(e: UserError, lang: object = "en") -> gr.Error:
@@ -59,10 +62,19 @@ def page_lang(lang: object) -> str:
 
 # ---------------------------------------------------------------- API endpoints (the documented contract)
 
-def load_model(model: str, device: str, dtype: str) -> dict:
-    """Load a model: from_pretrained onto the CPU, then model.to(device), then eval(); returns the timed report."""
+def load_model(model: str, device: str, dtype: str, request: gr.Request = None) -> dict:
+    """Load a model for this client: from_pretrained onto the CPU, then model.to(device), then eval(); returns the
+    timed report. A model another client holds already is shared, not loaded again (`shared` says so)."""
+    session = session_of(request)
     with gr_errors():
-        return SLOT.load(*loader.parse(model, device, dtype)).to_dict()
+        report = POOL.load(*loader.parse(model, device, dtype), session=session)
+    return replace(report, waiting=waiting(session)).to_dict()
+
+
+def status(request: gr.Request = None) -> dict:
+    """This client's model (or why it has none: `gone`), and how many models the server holds for how many
+    visitors, with their RAM and how many evictions were told."""
+    return plain(POOL.status(session_of(request)))
 
 
 @zerogpu.gpu
@@ -71,7 +83,7 @@ def generate_on_gpu(prompt: str, max_new_tokens: int, temperature: float, top_p:
     """The GPU work, with checked plain arguments and plain results: on ZeroGPU it runs inside
     @spaces.GPU, in a worker process that pickles what crosses over (the same function elsewhere)."""
     params = GenerationParams(max_new_tokens, temperature, top_p, seed, chat_template)
-    for text, stats in SLOT.generate(prompt, params, session=session, engine=engine):
+    for text, stats in POOL.generate(prompt, params, session=session, engine=engine):
         yield text, stats.to_dict()
 
 
@@ -83,12 +95,20 @@ def _checked_generation(prompt, max_new_tokens, temperature, top_p, seed,
 
 def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, seed: int,
              request: gr.Request = None) -> tuple[str, dict]:
-    """Stream a continuation of the prompt; each update is (text so far, stats so far). temperature 0 is greedy.
-    When the tokenizer has a chat template the prompt goes in as the user's message; the stats say so
-    (`chat_template_applied`). (Five arguments, as every script sends them: the raw-prompt switch is the page's.)"""
+    """Stream a continuation of the prompt from this client's model; each update is (text so far, stats so far).
+    temperature 0 is greedy. When the tokenizer has a chat template the prompt goes in as the user's message; the
+    stats say so (`chat_template_applied`). (Five arguments, as every script sends them: the raw-prompt switch is
+    the page's.)"""
+    session = session_of(request)
     with gr_errors():
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
-        yield from generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session_of(request))
+        for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session):
+            yield text, stamped(d, session)
+
+
+def stamped(d: dict, session: str) -> dict:
+    """A generation's stats; the last update says how many other visitors were waiting when it ended."""
+    return d if d.get("finish_reason") == "running" else dict(d, waiting=waiting(session))
 
 
 def break_it_scenarios() -> list[dict]:
@@ -96,10 +116,10 @@ def break_it_scenarios() -> list[dict]:
     return scenarios.listing()
 
 
-def break_it(scenario: str) -> dict:
-    """Run one mistake on the loaded model (or the bundled one), live, then its fix."""
+def break_it(scenario: str, request: gr.Request = None) -> dict:
+    """Run one mistake on this client's model (the bundled one before a load), live, then its fix."""
     with gr_errors():
-        return run_lab(scenarios.get(scenario)).to_dict()
+        return run_lab(scenarios.get(scenario), session_of(request)).to_dict()
 
 
 def diagnose_error(text: str) -> dict:
@@ -120,46 +140,54 @@ def estimate(model: str, dtype: str) -> dict:
         return _estimate(model, dtype).to_dict()
 
 
-def _compare_request(model: object, pairs: object, max_new_tokens: object):
-    return catalog.resolve(model), matrix.parse_pairs(pairs), inputs.check_max_new_tokens(max_new_tokens)
-
-
-def compare(model: str, pairs: list[str], max_new_tokens: int) -> list[dict]:
-    """Run each 'device/dtype' pair through load, migrate, one prompt and greedy tokens; one row per pair."""
-    with gr_errors():
-        src, todo, n = _compare_request(model, pairs, max_new_tokens)
-        return [r.to_dict() for r in matrix.run(src, todo, n, slot=SLOT)]
-
-
-def run_lab(sc: harness.Scenario):
-    # Hold the slot while the lab copies the model: a load must not swap it mid-copy.
-    with SLOT.held() as lm:
+def run_lab(sc: harness.Scenario, session: str):
+    """The scenario on the session's own model (held in use: nothing unloads it mid-copy), or on the lab's
+    bundled model before the session loads one; the result says how many visitors were waiting."""
+    with POOL.held(session) as lm:
         if lm is None:
-            return harness.run(sc)
-        return harness.run(sc, model=lm.model, tokenizer=lm.tokenizer)
+            result = harness.run(sc)
+        else:
+            result = harness.run(sc, model=lm.model, tokenizer=lm.tokenizer)
+    result.waiting = waiting(session)
+    return result
 
 
 # ---------------------------------------------------------------- page handlers
 # Each returns its result twice: rendered in the page's language, and as data for a gr.State, so that
 # switching the language renders it again (the `relang_*` functions) instead of wiping it.
 
-def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress()):
+def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request = None, progress=gr.Progress()):
     """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then)."""
-    lang = page_lang(lang)
+    lang, session = page_lang(lang), session_of(request)
     with gr_errors(lang):
-        report = SLOT.load(*loader.parse(model, device, dtype), progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
-    timeline = ui_timeline_data()
-    return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang),
+        report = POOL.load(*loader.parse(model, device, dtype), session=session,
+                           progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
+    report = replace(report, waiting=waiting(session))
+    timeline = ui_timeline_data(session)
+    return (views.report_markdown(report, lang), report.to_dict(), ui_status(lang, request),
             *ui_timeline(timeline, lang), report, timeline)
 
 
-def ui_room(prompt: object, chat_template: object) -> tuple[int | None, int | None]:
-    """(prompt tokens, context) of the loaded model for this prompt; (None, None) when it cannot say."""
+def ui_status(lang: str, request: gr.Request = None) -> str:
+    """The banner: this visitor's own model, and how many models the server holds for how many visitors."""
+    return views.status_markdown(POOL.status(session_of(request)), page_lang(lang))
+
+
+def ui_release(request: gr.Request) -> None:
+    """The visitor's tab (or API client) is gone: its runs stop and its hold on its model goes."""
+    session = session_of(request)
+    POOL.stop(session)
+    POOL.stop("compare:" + session)
+    POOL.release(session)
+
+
+def ui_room(prompt: object, chat_template: object, session: str) -> tuple[int | None, int | None]:
+    """(prompt tokens, context) of the visitor's model for this prompt; (None, None) when it cannot say."""
     if not isinstance(prompt, str) or not prompt.strip():
-        current = SLOT.current()
+        current = POOL.current(session)
         return None, current[0].context_length if current else None
     try:
-        return SLOT.room(prompt, bool(chat_template))
+        return POOL.room(session, prompt, bool(chat_template))
     except Exception:  # a prompt the tokenizer refuses: the Generate button says why
         return None, None
 
@@ -176,15 +204,15 @@ def slider_update(room: tuple, value: object, lang: str):
     return gr.Slider(maximum=top, value=now, info=views.context_info(ctx, n, lang))
 
 
-def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: str):
+def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: str, request: gr.Request = None):
     """As the prompt (or the chat switch) changes: the slider's top follows what the prompt leaves."""
-    room = ui_room(prompt, chat_template)
+    room = ui_room(prompt, chat_template, session_of(request))
     return slider_update(room, max_new, page_lang(lang)), room
 
 
-def ui_timeline_data() -> tuple[list[dict], list[dict]]:
-    """The last load's and generation's timeline: the process RSS rows (what the plot draws) and the peaks."""
-    rows, peaks = SLOT.timeline()
+def ui_timeline_data(session: str) -> tuple[list[dict], list[dict]]:
+    """The visitor's model's load and last generation: the process RSS rows (what the plot draws) and the peaks."""
+    rows, peaks = POOL.timeline(session)
     return [r for r in rows if r["series"] == "process RSS"], peaks
 
 
@@ -206,51 +234,9 @@ def ui_estimate(model: str, device: str, dtype: str, lang: str):
     return views.estimate_markdown(est, page_lang(lang)), est
 
 
-def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
-    lang = page_lang(lang)
-    with gr_errors(lang):
-        src, todo, n = _compare_request(model, pairs, max_new_tokens)
-        with SLOT.session("compare:" + session_of(request)) as stop:
-            rows = matrix.run(src, todo, n, slot=SLOT, stop=stop,
-                              progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
-    paths = matrix.export(rows, exports.new_folder())
-    result = (list(rows), rows.returned)
-    # The charts are emptied here and drawn by `ui_compare_charts`, chained after this event: Gradio 6's bar
-    # plot, given new data and new words (the axis' limit) at once, redraws the data it had before under the
-    # new axis; emptied first, it draws the new data afresh.
-    return (*[gr.BarPlot(value=None) for _ in cmp_views.CHARTS], cmp_views.table(rows, lang),
-            cmp_views.returned_markdown(rows.returned, lang), [str(paths["csv"]), str(paths["json"])],
-            views.status_markdown(SLOT.status(), lang), result)
-
-
-def ui_compare_charts(result: tuple | None, lang: str) -> list:
-    """The Compare tab's five bar charts of `result` (rows, how the model came back), in `lang`."""
-    lang = page_lang(lang)
-    rows = (result or ([], None))[0]
-    data = cmp_views.frame(rows)
-    charts = []
-    for col, key in cmp_views.CHARTS:
-        top = float(data[col].max()) if len(data) else 0.0
-        # bars start at zero, so their heights compare honestly
-        charts.append(gr.BarPlot(value=data, y_lim=[0, top * 1.15 or 1.0], **cmp_views.chart_words(rows, col, key, lang)))
-    return charts
-
-
-def relang_compare(lang: str, result: tuple | None) -> list:
-    """The Compare tab in `lang`: its charts' words only (their data, already drawn, stays: new data with new
-    words is what the bar plot draws wrong, see `ui_compare`), the table and the note on the model loaded back."""
-    rows, back = result or ([], None)
-    words = [gr.update(**cmp_views.chart_words(rows, col, key, lang)) for col, key in cmp_views.CHARTS]
-    return [*words, cmp_views.table(rows, lang) if rows else "", cmp_views.returned_markdown(back, lang)]
-
-
-def ui_compare_stop(request: gr.Request):
-    SLOT.stop("compare:" + session_of(request))
-
-
-def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool) -> str:
-    """The code to copy for the loaded model, these (checked) settings and this engine; '' before a load."""
-    current = SLOT.current()
+def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:
+    """The code to copy for the visitor's model, these (checked) settings and this engine; '' before a load."""
+    current = POOL.current(session)
     if current is None:
         return ""
     report, src = current
@@ -261,7 +247,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                 request: gr.Request = None, chat_template=True):
     """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), and the states of the
     stats, the lab result and the timeline."""
-    lang = page_lang(lang)
+    lang, session = page_lang(lang), session_of(request)
     skip = gr.skip()
     with gr_errors(lang):
         if break_on:
@@ -269,23 +255,22 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             sc = scenarios.get(mistake)
             none = t("page.snippet.none", lang)
             yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip
-            result = run_lab(sc)
+            result = run_lab(sc, session)
             yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
         final = None
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
-                                       session_of(request), engine, p.chat_template):
+                                       session, engine, p.chat_template):
             stats = views.stats_from_dict(d)
             if stats.finish_reason == "running":
                 yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip
             else:
-                final = d
-        # the code to copy, for the model and engine that produced this text (taken after the run: the
-        # stats name the model; a load by another visitor in between is announced by them)
-        snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")))
-        timeline = ui_timeline_data()
+                final = stamped(d, session)
+        # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
+        snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
+        timeline = ui_timeline_data(session)
         yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline)
 
 
@@ -331,7 +316,7 @@ def ui_decoding_of(temperature: object, top_p: object, seed: object) -> str:
 
 
 def ui_stop(request: gr.Request):
-    SLOT.stop(session_of(request))
+    POOL.stop(session_of(request))
 
 
 def ui_hint(device: str, dtype: str, lang: str = "en") -> str:
@@ -343,14 +328,18 @@ def ui_hint(device: str, dtype: str, lang: str = "en") -> str:
     return f"💡 {said.text(lang)}" if said else ""
 
 
-def ui_inspect(which: str, lang: str):
+def ui_inspect_half(lang: str):
+    """Inspect a half-moved model (the lab's own, built for it)."""
+    found = inspect(harness.half_moved_model())
+    return render.inspect_markdown(found, page_lang(lang)), found
+
+
+def ui_inspect_loaded(lang: str, request: gr.Request = None):
+    """Inspect the visitor's own model, held in use meanwhile."""
     lang = page_lang(lang)
-    if which == "half":
-        found = inspect(harness.half_moved_model())
-        return render.inspect_markdown(found, lang), found
-    with SLOT.held() as lm:
+    with gr_errors(lang), POOL.held(session_of(request)) as lm:
         if lm is None:
-            raise error(UserError.of("err.not_loaded"), lang)
+            raise UserError.of("err.not_loaded")
         found = inspect(lm.model)
     return render.inspect_markdown(found, lang), found
 

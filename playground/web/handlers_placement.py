@@ -3,8 +3,9 @@
 
 The same contract as `playground.web.handlers`: what a visitor sent becomes typed values here (a
 `ModelSource`, a dtype, a `Placement`, a block count), the work runs in the core, in a fresh thread
-(`playground.core.threads`), holding the slot (or borrowing it, for the cliff), and a `UserError` becomes
-`gr.Error` in the visitor's language (the API answers in English). The page keeps each result as data.
+(`playground.core.threads`), on the visitor's own model held in use (`POOL.held`: nothing unloads it, no other
+run shares the machine meanwhile), and a `UserError` becomes `gr.Error` in the visitor's language (the API answers
+in English). The page keeps each result as data.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from playground.hw import devices
 from playground.load import catalog, placemap, placement, straight
 from playground.load.catalog import ModelSource
 from playground.run import cliff
-from playground.run.slot import SLOT
-from playground.web import views, views_placement as pv
-from playground.web.handlers import gr_errors, page_lang
+from playground.run.pool import POOL
+from playground.web import views_placement as pv
+from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.page import waiting
 
 CLIFF_MAX = 48  # the most blocks one cliff offloads (GPT-2 XL has 48): each point is a load and three generations
 
@@ -50,8 +52,8 @@ def limits_from(names: list[str], values: list[object], disk: object) -> str:
 # ---------------------------------------------------------------- the work, as data
 
 def make_plan(src: ModelSource, dtype, pl: Placement) -> placement.PlacementPlan:
-    """From config.json alone. Building on meta switches process-wide state (see slot.load): the slot is held."""
-    with SLOT.held():
+    """From config.json alone. Building on meta switches process-wide state (see loader.prepare): in the lane."""
+    with POOL.exclusive():
         return threads.run(placement.plan, catalog.read_config(src), dtype, pl, name="plan")
 
 
@@ -63,94 +65,96 @@ def plan_result(p: placement.PlacementPlan) -> dict:
     return d
 
 
-def loaded_map() -> tuple[placemap.PlacementMap, dict | None]:
-    """The loaded model's placement map, and its plan (as data) when it was loaded with limits."""
-    with SLOT.held() as lm:
+def loaded_map(session: str) -> tuple[placemap.PlacementMap, dict | None]:
+    """The session's model's placement map, and its plan (as data) when it was loaded with limits."""
+    with POOL.held(session) as lm:
         if lm is None:
             raise UserError.of("err.not_loaded")
-        limits = str(SLOT.placement()) if SLOT.placement() is not None else None
+        limits = lm.placed.limits if lm.placed is not None else None
         found = threads.run(placemap.read, lm.model, lm.placed, lm.report.model, limits, lm.offload_folder,
                             name="placement-map")
         return found, lm.placed.to_dict() if lm.placed else None
 
 
-def place(src: ModelSource, dtype, pl: Placement, progress=None) -> dict:
-    report = SLOT.load(src, devices.parse_device("auto"), dtype, progress=progress, placement=pl)
-    found, planned = loaded_map()
+def place(src: ModelSource, dtype, pl: Placement, session: str, progress=None) -> dict:
+    report = POOL.load(src, devices.parse_device("auto"), dtype, progress=progress, session=session, placement=pl)
+    found, planned = loaded_map(session)
     return dict(found.to_dict(), plan=planned, load=report.to_dict())
 
 
-def measure_cost(progress=None) -> dict:
-    with SLOT.held() as lm:
+def measure_cost(session: str, progress=None) -> dict:
+    with POOL.held(session) as lm:
         if lm is None:
             raise UserError.of("err.not_loaded")
         if not placemap.offload_homes(lm.model):
             raise UserError.of("place.err.not_offloaded", model=lm.report.model)
         report = threads.run(cliff.cost, lm, lm.report.model, progress=progress or (lambda f, d: None), name="offload")
-    return asdict(report)
+    return dict(asdict(report), waiting=waiting(session))
 
 
-def run_cliff(max_blocks: int, progress=None) -> tuple[dict, object]:
-    """The cliff on the loaded model's checkpoint; the slot is lent meanwhile (the visitor's model, freed, would
-    hold the checkpoint's pages in the page cache) and loaded back after (`Return`)."""
-    with SLOT.held() as lm:
+def run_cliff(max_blocks: int, session: str, progress=None) -> dict:
+    """The cliff on a private copy of the session's model's checkpoint (`placement.private_copy`: the visitor's model,
+    and any other visitor's holding the same checkpoint, map its pages, which no eviction can then drop), in the lane."""
+    with POOL.held(session) as lm:
         if lm is None:
             raise UserError.of("err.not_loaded")
-        folder, name, tok = lm.model.name_or_path, lm.report.model, lm.tokenizer
+        name, tok = lm.report.model, lm.tokenizer
         dtype = next(p for p in lm.model.parameters()).dtype
-    say = progress or (lambda f, d: None)
-    with SLOT.lent() as back:
-        report = threads.run(cliff.cliff, folder, name, dtype, tok, max_blocks, progress=say, name="cliff")
-    return report.to_dict(), back
+        folder = threads.run(placement.private_copy, lm.model.name_or_path, name="cliff-copy")
+        try:
+            report = threads.run(cliff.cliff, str(folder), name, dtype, tok, max_blocks,
+                                 progress=progress or (lambda f, d: None), name="cliff")
+        finally:
+            placement.remove_folder(folder)
+    return dict(report.to_dict(), waiting=waiting(session))
 
 
-def run_straight(device: str, dtype) -> dict:
+def run_straight(device: str, dtype, session: str) -> dict:
     dev = devices.parse_device(device)
     straight.check(dev, dtype)
-    with SLOT.held() as lm:
+    with POOL.held(session) as lm:
         if lm is None:
             raise UserError.of("err.not_loaded")
         report = threads.run(straight.compare, lm.model.name_or_path, lm.report.model, dev, dtype, name="straight")
-    return report.to_dict()
+    return dict(report.to_dict(), waiting=waiting(session))
 
 
 # ---------------------------------------------------------------- API endpoints
 
-def plan_placement(model: str, dtype: str, limits: str) -> dict:
+def plan_placement(model: str, dtype: str, limits: str, request: gr.Request = None) -> dict:
     """Where Accelerate would put each block under these limits ('cpu=120MB,disk', 'cuda:0=2GB,cpu=8GB,disk'), from
     config.json alone: blocks (name, bytes, intended, actual=None), offloaded_bytes, by_tier, the planner's warnings."""
     with gr_errors():
         return plan_result(make_plan(*parse_placed(model, dtype, limits)))
 
 
-def load_placed(model: str, dtype: str, limits: str) -> dict:
+def load_placed(model: str, dtype: str, limits: str, request: gr.Request = None) -> dict:
     """Load with device_map='auto', max_memory and an offload folder from these limits; the placement read from
     the loaded tensors and hooks: blocks (name, bytes, planned, intended, actual, store, ...), offloaded_bytes,
     the plan, and the load report (`load`)."""
     with gr_errors():
-        return plain(place(*parse_placed(model, dtype, limits)))
+        return plain(place(*parse_placed(model, dtype, limits), session_of(request)))
 
 
-def offload_cost() -> dict:
+def offload_cost(request: gr.Request = None) -> dict:
     """The loaded offloaded model, warm and cold, against an all-in-RAM copy: bytes moved and read per token,
     tokens/s, where the time went, the same greedy tokens or not."""
     with gr_errors():
-        return plain(measure_cost())
+        return plain(measure_cost(session_of(request)))
 
 
-def offload_cliff(max_blocks: int) -> list[dict]:
+def offload_cliff(max_blocks: int, request: gr.Request = None) -> list[dict]:
     """0, 1, ... max_blocks blocks of the loaded model on the disk: one row each (blocks_offloaded,
     tokens_per_second, new_tokens, moved_bytes_per_token, disk_bytes_per_token, same_tokens, cold and bound figures)."""
     with gr_errors():
-        rows = run_cliff(check_blocks(max_blocks))[0]["rows"]
-        return rows
+        return run_cliff(check_blocks(max_blocks), session_of(request))["rows"]
 
 
-def load_straight(device: str, dtype: str) -> dict:
+def load_straight(device: str, dtype: str, request: gr.Request = None) -> dict:
     """The loaded model's checkpoint loaded straight onto `device` in `dtype` against loaded then moved (on the CPU:
     loaded in `dtype` against loaded in float32 then cast): both timed, with peak RSS."""
     with gr_errors():
-        return run_straight(device, devices.parse_dtype(dtype))
+        return run_straight(device, devices.parse_dtype(dtype), session_of(request))
 
 
 # ---------------------------------------------------------------- page events
@@ -163,50 +167,41 @@ def ui_plan(model, dtype, limits, lang: str):
     return pv.plan_html(d, lang), pv.plan_markdown(d, lang), {"plan": d}
 
 
-def ui_load_placed(model, dtype, limits, lang: str, progress=gr.Progress()):
+def ui_load_placed(model, dtype, limits, lang: str, request: gr.Request, progress=gr.Progress()):
     lang = page_lang(lang)
     with gr_errors(lang):
-        d = place(*parse_placed(model, dtype, limits),
+        d = place(*parse_placed(model, dtype, limits), session_of(request),
                   progress=lambda f, desc: progress(f, desc=in_lang(desc, lang)))
     d.pop("load")
-    return pv.map_html(d, lang), pv.map_markdown(d, lang), views.status_markdown(SLOT.status(), lang), {"map": d}
+    return pv.map_html(d, lang), pv.map_markdown(d, lang), ui_status(lang, request), {"map": d}
 
 
-def ui_map(lang: str):
+def ui_map(lang: str, request: gr.Request):
     lang = page_lang(lang)
     with gr_errors(lang):
-        found, planned = loaded_map()
+        found, planned = loaded_map(session_of(request))
     d = dict(found.to_dict(), plan=planned)
     return pv.map_html(d, lang), pv.map_markdown(d, lang), {"map": d}
 
 
-def ui_cost(lang: str, progress=gr.Progress()):
+def ui_cost(lang: str, request: gr.Request, progress=gr.Progress()):
     lang = page_lang(lang)
     with gr_errors(lang):
-        d = measure_cost(lambda f, desc: progress(f, desc=in_lang(desc, lang)))
+        d = measure_cost(session_of(request), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
     return pv.cost_markdown(d, lang), d
 
 
-def ui_cliff(max_blocks, lang: str, progress=gr.Progress()):
+def ui_cliff(max_blocks, lang: str, request: gr.Request, progress=gr.Progress()):
     lang = page_lang(lang)
     with gr_errors(lang):
-        d, back = run_cliff(check_blocks(max_blocks), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
-    d["returned"] = {"seconds": back.seconds, "error": back.error.said if back.error else None}
-    return pv.cliff_plot(d, lang), cliff_text(d, lang), views.status_markdown(SLOT.status(), lang), d
+        d = run_cliff(check_blocks(max_blocks), session_of(request), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
+    return pv.cliff_plot(d, lang), pv.cliff_markdown(d, lang), ui_status(lang, request), d
 
 
-def cliff_text(d: dict, lang: str) -> str:
-    back = d.get("returned")
-    note = ""
-    if back and back.get("error") is not None:
-        note = "\n\n⚠️ " + in_lang(back["error"], lang)
-    return pv.cliff_markdown(d, lang) + note
-
-
-def ui_straight(device, dtype, lang: str):
+def ui_straight(device, dtype, lang: str, request: gr.Request):
     lang = page_lang(lang)
     with gr_errors(lang):
-        d = run_straight(device, devices.parse_dtype(dtype))
+        d = run_straight(device, devices.parse_dtype(dtype), session_of(request))
     return pv.straight_markdown(d, lang), d
 
 
@@ -221,5 +216,5 @@ def rerender(lang: str, shown_: dict | None, cost: dict | None, cliff_: dict | N
     else:
         picture = text = skip
     return [picture, text, pv.cost_markdown(cost, lang) if cost else skip,
-            pv.cliff_plot(cliff_, lang), cliff_text(cliff_, lang) if cliff_ else skip,
+            pv.cliff_plot(cliff_, lang), pv.cliff_markdown(cliff_, lang) if cliff_ else skip,
             pv.straight_markdown(straight_, lang) if straight_ else skip]

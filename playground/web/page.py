@@ -13,14 +13,27 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import gradio as gr
+from gradio.context import LocalContext
 
 from playground.core.i18n import t
 
 # Load, generate and the lab share one queue lane: one runs at a time, the others
-# wait their turn (they share one model and, on a Space, two CPU cores).
-LANE = dict(concurrency_id="model", concurrency_limit=1)
+# wait their turn (so no measurement shares the CPU or a GPU with another).
+LANE_ID = "model"
+LANE = dict(concurrency_id=LANE_ID, concurrency_limit=1)
 # Events that only read or stop: no queue, not in the API.
 PRIVATE = dict(queue=False, api_visibility="private")
+
+
+def waiting(session: str) -> int | None:
+    """How many other visitors have an event waiting in the lane's queue right now (None outside an
+    event: a direct call has no queue). Read from the Blocks running this event (Gradio's own context)."""
+    blocks = LocalContext.blocks.get(None)
+    lanes = getattr(getattr(blocks, "_queue", None), "event_queue_per_concurrency_id", None)
+    if lanes is None:
+        return None
+    lane = lanes.get(LANE_ID)
+    return len({e.session_hash for e in list(lane.queue) if e.session_hash != session}) if lane else 0
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 `main(build, launch)`: every setting checked first (a bad one is one line on stderr, exit 2); the
 temporary folders of dead servers swept; served until SIGTERM or SIGINT; then runs stopped, the
-model freed, this process's folders removed and `os._exit(0)` within `DEADLINE` seconds.
+models freed, this process's folders removed and `os._exit(0)` within `DEADLINE` seconds.
 Why `os._exit`: docs/serving.md.
 """
 
@@ -20,10 +20,10 @@ from typing import Callable
 
 from playground.core import leftovers, settings
 from playground.load import placement, synthetic
-from playground.run.slot import SLOT
+from playground.run.pool import POOL
 from playground.web import exports
 
-DRAIN = 2.5  # seconds the run holding the slot gets to end after its stop event is set
+DRAIN = 2.5  # seconds the run holding the lane gets to end after its stop event is set
 DEADLINE = 4.5  # whatever still runs then, the process exits anyway (temporary folders removed first)
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -46,7 +46,7 @@ def main(build: Callable, launch: dict) -> None:
     def on_signal(signum, _frame) -> None:
         if not stopping.is_set():
             received.append(signal.Signals(signum).name)
-            SLOT.close()  # first thing: the running generation stops at its next token
+            POOL.close()  # first thing: the running generation stops at its next token
             stopping.set()
 
     for sig in SIGNALS:  # before the page is built: a signal during start-up shuts down as soon as it is up
@@ -126,8 +126,8 @@ def shutdown(demo, why: str) -> None:
     """Stop, drain, close, free, clean, exit 0: see the module docstring."""
     t0 = time.perf_counter()
     threading.Timer(DEADLINE, _exit_now, args=(t0, why, "deadline")).start()
-    stopped = SLOT.close()
-    freed = SLOT.drain(DRAIN)  # the stopped generation ends, its last update goes out, the model is freed
+    stopped = POOL.close()
+    freed = POOL.drain(DRAIN)  # the stopped generation ends, its last update goes out, the models are freed
     server = getattr(demo, "server", None)
     if server is not None and hasattr(server, "config"):
         # uvicorn otherwise waits for every open connection (a page's event stream) until Gradio's 5 s join

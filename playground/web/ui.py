@@ -14,8 +14,8 @@ import gradio as gr
 
 from playground.core import settings
 from playground.core.i18n import t
-from playground.run.slot import SLOT
-from playground.web import handlers as h, handlers_placement as hp, handlers_speed as hs, style, views
+from playground.run.pool import POOL
+from playground.web import handlers as h, handlers_compare as hc, handlers_placement as hp, handlers_speed as hs, style, views
 from playground.web.page import LANE, PRIVATE, Page
 from playground.web.tabs import compare, diagnose, factcheck, inspect, placement, play, speed
 
@@ -32,27 +32,31 @@ def build() -> gr.Blocks:
             title = gr.Markdown(f"# {t('page.title', en)}", elem_id="title")
             lang = gr.Radio(LANGS, value="en", label=t("page.lang", en), elem_id="lang", scale=0, min_width=220)
         intro = gr.Markdown(t("page.intro", en), elem_id="intro")
-        status = gr.Markdown(views.status_markdown(SLOT.status(), en), elem_id="status")
+        status = gr.Markdown(views.status_markdown(POOL.status(None), en), elem_id="status")
         page = Page(lang=lang, status=status)
         page.words(title, "value", "page.title", "# {}")
         page.words(intro, "value", "page.intro")
         with gr.Tabs():
             for tab in TABS:
                 tab.build(page)
-        # The banner says which model is loaded, in the page's language; another visitor may swap
-        # the model, so it is asked again every few seconds.
-        page.on_language(lambda lg: [views.status_markdown(SLOT.status(), lg)], [status])
+        # The banner says the visitor's own model and, apart, how many models the server holds for how
+        # many visitors: those change with other visitors' loads, so it is asked again every few seconds.
         page.wire_language()
+        lang.change(h.ui_status, lang, status, **PRIVATE)
         demo.load(h.browser_lang, None, lang, **PRIVATE)
-        gr.Timer(5).tick(lambda lg: views.status_markdown(SLOT.status(), h.page_lang(lg)), lang, status, **PRIVATE)
+        gr.Timer(5).tick(h.ui_status, lang, status, **PRIVATE)
+        # A visitor's session ends when their tab (or their API client) disconnects: their hold goes, and a
+        # model no visitor holds any more is unloaded (Gradio calls this with the session's request).
+        demo.unload(h.ui_release)
 
         gr.api(h.load_model, api_name="load_model", **LANE)
+        gr.api(h.status, api_name="status", queue=False)
         gr.api(h.generate, api_name="generate", **LANE)
         gr.api(h.break_it_scenarios, api_name="break_it_scenarios", queue=False)
         gr.api(h.break_it, api_name="break_it", **LANE)
         gr.api(h.diagnose_error, api_name="diagnose")
         gr.api(h.estimate, api_name="estimate", **LANE)
-        gr.api(h.compare, api_name="compare", **LANE)
+        gr.api(hc.compare, api_name="compare", **LANE)
         gr.api(h.fact_checks, api_name="fact_checks", **LANE)
         gr.api(h.fact_check, api_name="fact_check", **LANE)
         gr.api(hs.bandwidth, api_name="bandwidth", **LANE)

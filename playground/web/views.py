@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import time
 
 import pandas as pd
 
-from playground.core.i18n import t
+from playground.core.i18n import in_lang, t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
 from playground.hw.devices import DeviceInfo
@@ -24,12 +25,19 @@ from playground.run.render import per_token_markdown, phase_name, report_markdow
 
 
 def status_markdown(status: dict, lang: str = "en") -> str:
-    if not status["loaded"]:
-        if status.get("away"):  # Compare borrows the slot: the visitor's model comes back afterwards
-            return t("status.away", lang, **status["away"])
-        return t("status.none", lang)
-    extra = f" · ⚠️ {status['label'].text(lang)}" if status.get("label") else ""
-    return t("status.loaded", lang, model=status["model"], device=status["device"], dtype=status["dtype"]) + extra
+    """The banner (the pool's `status`): the visitor's own model, or why it has none; then, apart, how many
+    models the server holds for how many visitors."""
+    if status["loaded"]:
+        own = t("status.loaded", lang, model=status["model"], device=status["device"], dtype=status["dtype"])
+        own += f" · ⚠️ {in_lang(status['label'], lang)}" if status.get("label") else ""
+    elif status.get("gone"):
+        g = status["gone"]
+        own = t("status.gone", lang, model=g["model"], device=g["device"], dtype=g["dtype"],
+                at=time.strftime("%H:%M:%S", time.localtime(g["at"])), seconds=f"{g['seconds']:.1f}")
+    else:
+        own = t("status.none", lang)
+    pool = t("status.pool", lang, models=status["models"], visitors=status["visitors"], bytes=fmt_bytes(status["bytes"]))
+    return f"{own}  \n{pool}"
 
 
 def devices_html(devs: list[DeviceInfo], lang: str = "en") -> str:

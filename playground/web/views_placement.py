@@ -15,6 +15,7 @@ import pandas as pd
 from playground.core.i18n import in_lang, t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
+from playground.run.render import waited
 
 COLOURS = {"cuda": "#2e7d32", "mps": "#00897b", "cpu": "#1565c0", "disk": "#ef6c00", "meta": "#c62828",
            "mixed": "#6a1b9a"}
@@ -177,6 +178,12 @@ def breakdown_table(rows: list[tuple], lang: str, first: str = "place.col.run") 
     return table(head, [r for r in rows if r], "lrrrrr")
 
 
+def _loadavg(d: dict, lang: str) -> str:
+    """The machine's load when the figures were taken, and (on the page and the API) the other visitors waiting."""
+    said = t("place.loadavg", lang, load=f"{d['load_average']:.2f}")
+    return said + (f" {waited(d['waiting'], lang)}" if d.get("waiting") is not None else "")
+
+
 def _same(same: bool | None, diff: int | None, lang: str) -> str:
     if same is None:
         return "—"
@@ -218,7 +225,7 @@ def cost_markdown(c: dict | None, lang: str = "en") -> str:
                                   _breakdown_rows(t("place.run.cold", lang), c["breakdown_cold"], lang)], lang))
     lines.append(holds_back(c["breakdown_cold"] or c["breakdown_warm"], c["percent_of_disk_bound"], lang))
     lines += [in_lang(n, lang) for n in c.get("notes") or []]
-    lines.append(t("place.loadavg", lang, load=f"{c['load_average']:.2f}"))
+    lines.append(_loadavg(c, lang))
     return "\n\n".join(x for x in lines if x)
 
 
@@ -314,7 +321,7 @@ def cliff_markdown(c: dict | None, lang: str = "en") -> str:
     below = [r for r in c["rows"] if r["percent_of_disk_bound"] is not None and r["percent_of_disk_bound"] < 50]
     for r in below:
         lines.append(f"{r['blocks_offloaded']}: " + holds_back(r["breakdown_cold"], r["percent_of_disk_bound"], lang))
-    lines.append(t("place.loadavg", lang, load=f"{c['load_average']:.2f}"))
+    lines.append(_loadavg(c, lang))
     return "\n\n".join(lines)
 
 
@@ -336,5 +343,5 @@ def straight_markdown(s: dict | None, lang: str = "en") -> str:
              table(head, rows, "llrrrrrr"),
              t(key, lang, ratio=_num(ratio, "{:.2f}"), peak_a=fmt_bytes(a["peak_delta"]), peak_b=fmt_bytes(b["peak_delta"])),
              t("place.straight.same_weights" if s["same_weights"] else "place.straight.other_weights", lang),
-             t("place.loadavg", lang, load=f"{s['load_average']:.2f}")]
+             _loadavg(s, lang)]
     return "\n\n".join(lines)

@@ -14,6 +14,7 @@ from playground.core.i18n import Said, t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
 from playground.run.generation import COMPILED
+from playground.run.render import waited
 
 
 def _say(x: object, lang: str) -> str:
@@ -22,6 +23,10 @@ def _say(x: object, lang: str) -> str:
 
 def _gbps(b: dict | None) -> str:
     return f"{b['gbps']:.1f} GB/s" if b else "—"
+
+
+def _waited(d: dict, lang: str) -> str:
+    return f"\n\n_{waited(d['waiting'], lang)}_" if d.get("waiting") is not None else ""
 
 
 def _ms(s: float | None) -> str:
@@ -63,7 +68,7 @@ def bandwidth_markdown(d: dict, lang: str = "en") -> str:
         else:
             out.append(t("bw.gpu.no_link", lang, device=f"cuda:{link['ordinal']}", reason=_say(link["reason"], lang)))
     out += ["", gap_markdown(d.get("migrate"), lang)]
-    return "\n".join(out)
+    return "\n".join(out) + _waited(d, lang)
 
 
 def gap_markdown(g: dict | None, lang: str = "en") -> str:
@@ -103,7 +108,7 @@ def kv_markdown(g: dict, lang: str = "en") -> str:
         lines += ["", t("kv.quadratic" if grew else "kv.noisy", lang, first=a["tokens"], last=b["tokens"],
                         wo_first=f"{a['without_cache_ms']:.2f}", wo_last=f"{b['without_cache_ms']:.2f}",
                         w_first=f"{a['with_cache_ms']:.2f}", w_last=f"{b['with_cache_ms']:.2f}")]
-    return "\n".join(lines)
+    return "\n".join(lines) + _waited(g, lang)
 
 
 def kv_plot_words(lang: str, y_key: str) -> dict:
@@ -162,4 +167,4 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
             lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
     if r.get("compile_error"):
         lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]
-    return "\n".join(lines)
+    return "\n".join(lines) + _waited(r, lang)

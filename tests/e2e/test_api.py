@@ -146,7 +146,7 @@ def test_estimate_endpoint(client):
 
 
 def test_compare_endpoint(client):
-    _load(client, dtype="bfloat16")  # the visitor's model, loaded back after the matrix
+    _load(client, dtype="bfloat16")  # the visitor's model: the matrix runs beside it
     rows = client.predict("shakespeare-gpt2", ["cpu/float32", "cpu/bfloat16"], 4, api_name="/compare")
     assert [r["pair"] for r in rows] == ["cpu/float32", "cpu/bfloat16"]
     assert all(r["status"] == "ok" and r["new_tokens"] == 4 for r in rows)
@@ -154,7 +154,8 @@ def test_compare_endpoint(client):
         assert r["warmup"] >= 1 and r["runs"] >= 3 and len(r["run_decode_tokens_per_s"]) == r["runs"]
         assert r["decode_min_tokens_per_s"] <= r["decode_tokens_per_s"] <= r["decode_max_tokens_per_s"]
         assert r["ttft_min_s"] <= r["ttft_s"] <= r["ttft_max_s"] and r["bound"] in ("memory", "overhead")
-    text, stats = _generate(client, n=8)  # no load in between: the model is back, and generating
+    assert all(r["waiting"] == 0 for r in rows)  # nobody else was queued
+    text, stats = _generate(client, n=8)  # no load in between: the model stayed, and generates
     assert (stats["model"], stats["dtype"], stats["new_tokens"]) == ("shakespeare-gpt2", "bfloat16", 8)
     msg = _error(client.predict, "shakespeare-gpt2", ["gpu/float32"], 4, api_name="/compare")
     assert "gpu" in msg

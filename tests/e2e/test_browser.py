@@ -1,4 +1,4 @@
-"""A real browser on the real page: load the bundled model, generate, watch it stream.
+"""A real browser on the real page: load the bundled model, generate, watch it stream; two tabs, two models.
 
 Drives Debian's Chromium (/usr/bin/chromium) with Playwright for Python. On a
 machine without Chromium the test skips with the reason printed, except when
@@ -9,6 +9,7 @@ Screenshots go to artifacts/ (and, with PLAYGROUND_SCREENSHOT set, to that path)
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 
@@ -203,3 +204,51 @@ def test_compare_tab_runs_a_small_matrix_and_draws_charts(page):
     assert page.locator("#cmp-files a, #cmp-files .file-preview").count() >= 1
     page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
     page.locator("button[role=tab]", has_text="Playground").click()
+
+
+def _banner_counts(tab) -> tuple[int, int]:
+    found = re.search(r"holds (\d+) model\(s\) for (\d+) visitor", _text(tab, "#status"))
+    assert found, _text(tab, "#status")
+    return int(found[1]), int(found[2])
+
+
+def test_two_tabs_keep_their_own_models(page):
+    """Two visitors in two tabs load different models and generate in turn: each tab's stats and banner name
+    its own model (the one-model slot ran the first tab's generation on the second tab's model); the banner
+    counts both; closing a tab releases its model."""
+    chosen = (("shakespeare-gpt2", "float32"), ("synthetic/gpt2-small", "bfloat16"))
+    tabs = [page.context.browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US") for _ in chosen]
+    try:
+        for tab, (model, dtype) in zip(tabs, chosen):
+            tab.goto(page.url)
+            tab.wait_for_selector("#load", timeout=60_000)
+            tab.locator("#model input").fill(model)
+            tab.locator("#model input").press("Enter")
+            tab.locator("#dtype label", has_text=dtype).click()
+            tab.locator("#load").click()
+            tab.wait_for_function("([m, d]) => { const s = (document.querySelector('#status') || {}).innerText || '';"
+                                  " return s.includes(m) && s.includes(d); }", arg=[model, dtype], timeout=120_000)
+            tab.locator("#max-new input[type=number]").fill("16")
+            tab.locator("#max-new input[type=number]").press("Enter")
+        for _ in range(2):  # in turn: each generation after the other tab's load and generation
+            for tab, (model, dtype) in zip(tabs, chosen):
+                before = own_text(tab, "#stats")
+                tab.locator("#generate").click()
+                tab.wait_for_function("(before) => { const s = " + OWN_TEXT.format("#stats") + ";"
+                                      " return s !== before && s.includes('done'); }", arg=before, timeout=90_000)
+                stats = own_text(tab, "#stats")
+                assert f"model: {model} (cpu, {dtype})" in stats, stats
+                banner = _text(tab, "#status")
+                assert f"Your model: {model} on cpu in {dtype}" in banner, banner
+        models, visitors = _banner_counts(tabs[0])
+        assert models >= 2 and visitors >= 2
+        tabs[1].close()  # the visitor leaves: its heartbeat ends, its hold goes, its model is unloaded
+        deadline = time.monotonic() + 40  # the banner is asked again every 5 s
+        while _banner_counts(tabs[0]) != (models - 1, visitors - 1) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _banner_counts(tabs[0]) == (models - 1, visitors - 1), _text(tabs[0], "#status")
+        assert "Your model: shakespeare-gpt2 on cpu in float32" in _text(tabs[0], "#status")
+    finally:
+        for tab in tabs:
+            if not tab.is_closed():
+                tab.close()

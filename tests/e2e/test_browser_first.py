@@ -243,10 +243,10 @@ def test_first_five_minutes_in_both_languages(page):
     gutter = page.evaluate(GUTTER)
     assert gutter["lines"] == gutter["numbers"] and gutter["worst"] <= 2, gutter
     # the language switch says the stats again, and back
-    _lang(page, "中文", "已加载")
+    _lang(page, "中文", "你的模型")
     assert "首个 token 耗时" in _text(page, "#stats") and "逐 token 解码耗时" in _text(page, "#stats")
     assert "阶段" in _text(page, "#report")
-    _lang(page, "English", "Loaded")
+    _lang(page, "English", "Your model")
     assert "time to first token" in _text(page, "#stats") and "phase" in _text(page, "#report")
     page.locator("#engine label", has_text="generate()").click()
     page.locator("#decoding label", has_text="sampled").click()
@@ -259,7 +259,7 @@ def test_first_five_minutes_in_both_languages(page):
     assert "after a generation" in page.locator("#snippet .cm-content").inner_text()
     page.locator("#breakit input[type=checkbox]").uncheck()
 
-    # -- Compare: warm-up and timed runs, and the visitor's model back afterwards
+    # -- Compare: warm-up and timed runs, beside the visitor's model, which stays
     _tab(page, "Compare", "对比")
     pairs = page.locator("#cmp-pairs label")
     for i in range(pairs.count()):
@@ -269,8 +269,8 @@ def test_first_five_minutes_in_both_languages(page):
     page.locator("#cmp-tokens input[type=number]").fill("4")
     page.locator("#cmp-tokens input[type=number]").press("Enter")
     page.locator("#cmp-run").click()
-    back = _wait_text(page, "#cmp-returned", "loaded again", 240_000)
-    assert "shakespeare-gpt2" in back and "float32" in back
+    beside = _wait_text(page, "#cmp-beside", "none of them was unloaded", 240_000)
+    assert "beside the 1 model(s) loaded for visitors" in beside
     table = _text(page, "#cmp-table")
     rows = [ln for ln in table.splitlines() if ln.startswith("cpu/")]
     assert [r.split()[0] for r in rows] == ["cpu/float32", "cpu/bfloat16"] and all("1 warm-up + 3 timed" in r for r in rows)
@@ -287,10 +287,10 @@ def test_first_five_minutes_in_both_languages(page):
     _wait_text(page, "#diagnose", "Matching")
 
     # -- 中文: every result said again, and no stray English on any tab
-    _lang(page, "中文", "已加载")
+    _lang(page, "中文", "你的模型")
     strays = {}
     for en, zh, results in (("Playground", "游乐场", {"#report": "阶段", "#lab": "发生了什么", "#peaks": "阶段"}),
-                            ("Compare", "对比", {"#cmp-table": "组合", "#cmp-returned": "重新加载"}),
+                            ("Compare", "对比", {"#cmp-table": "组合", "#cmp-beside": "没有卸载"}),
                             ("Inspect", "检查张量位置", {"#inspect": "模块"}),
                             ("Diagnose an error", "诊断报错", {"#diagnose": "匹配"}),
                             ("Speed", "速度", {}),
@@ -314,7 +314,7 @@ def test_first_five_minutes_in_both_languages(page):
     page.get_by_text(re.compile("^(本机的设备|Devices on this machine)$")).first.click()
     page.wait_for_selector("#devices table", state="visible", timeout=10_000)
     problems = []
-    for lang, label, expect in (("zh", "中文", "已加载"), ("en", "English", "Loaded")):
+    for lang, label, expect in (("zh", "中文", "你的模型"), ("en", "English", "Your model")):
         _lang(page, label, expect)
         for width in (1366, 1920):
             page.set_viewport_size({"width": width, "height": 900})
@@ -351,4 +351,4 @@ def test_first_five_minutes_in_both_languages(page):
     # -- back in English, the results are English again
     assert "phase" in _text(page, "#report") and "What happened" in _text(page, "#lab")
     _tab(page, "Compare", "对比")
-    assert "what limits decode" in _text(page, "#cmp-table") and "loaded again" in _text(page, "#cmp-returned")
+    assert "what limits decode" in _text(page, "#cmp-table") and "none of them was unloaded" in _text(page, "#cmp-beside")

@@ -70,6 +70,9 @@ def page(server, client):
         pg = browser.new_page(viewport={"width": 1280, "height": 1800}, locale="en-US")
         pg.goto(server.url)
         pg.wait_for_selector("#load", timeout=60_000)
+        pg.locator("#load").click()  # the page's own model (the API client's, shared): the panels measure it
+        pg.wait_for_function("() => ((document.querySelector('#status') || {}).innerText || '')"
+                             ".includes('Your model: shakespeare-gpt2')", timeout=60_000)
         yield pg
         browser.close()
 

@@ -1,12 +1,15 @@
 """Many visitors at once against one live server (`python app.py`): the issue's section 1.
 
-- 8 clients loop for 2 minutes: `python -m playground.soak --warmup 0.5 --minutes 1.5
-  --clients 8`, the README's soak command, which starts its own server (this is pytest's
-  run of the soak): 30 s of warm-up (first-use costs), then 90 s measured.
-  Every request finishes or is answered "queue is full", no client receives text that is
-  not its own, no exception reaches the server's log, the server answers afterwards, its
-  RSS ends within max(5 %, 50 MB) of where it started, and its threads and descriptors do
-  not pile up. It runs in the background
+- 8 clients loop for 2 minutes: `PLAYGROUND_MEMORY_BUDGET=500MB python -m playground.soak
+  --warmup 0.5 --minutes 1.5 --clients 8`, the README's soak command, which starts its own
+  server (this is pytest's run of the soak): 30 s of warm-up (first-use costs), then 90 s
+  measured. The budget holds the small models and one of gpt2-small's two dtypes, not both,
+  so loads evict other clients' models all along. Every request finishes or is answered
+  "queue is full", no client receives text that is not its own, no generation runs on a
+  model its client did not load, every eviction is told to its client (or dropped with a
+  client that left first), every client's hold goes when it closes, no exception reaches
+  the server's log, the server answers afterwards, its RSS ends within max(5 %, 50 MB) of
+  where it started, and its threads and descriptors do not pile up. It runs in the background
   from the module's start, so the tests below run meanwhile, on a second server, on a
   machine kept busy: their one-second bounds hold under load.
 - A visitor who hangs up mid-generation (closes the connection, as a closed tab does),
@@ -17,10 +20,9 @@
 - The Stop button (the page's ui_stop event, keyed by the session) under load: another
   session's Stop leaves the run going; the visitor's own Stop ends it within 1 s, and
   the visitors queued behind it are served.
-- In-process, on a ModelSlot: a load asked for while a generation runs waits for it, the
-  generation's text is exactly the first model's and its stats name that model; a
-  generation resumed on different threads (as Gradio's worker pool does) frees the slot;
-  the status banner does not wait for a generation.
+In-process (tests/run/test_pool_concurrency.py), on a ModelPool: another session's load waits
+for a running generation and changes nothing of it, a model in use is never evicted, a
+generation resumed on different threads frees the lane, the banner does not wait.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ from tests.conftest import ROOT, start_server, stop_server
 
 SYNTHETIC = "synthetic/gpt2-small"
 LONG = 1000  # tokens: minutes of work for gpt2-small on 2 cores, so only a stop can end it early
+# gpt2-small takes 352 MiB in float32, 176 MiB in bfloat16 (+20% to load): 500 MB holds either beside the
+# bundled model, not both, so the soak's loads evict other clients' models all along
+SOAK_BUDGET = "500MB"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -51,7 +56,8 @@ def soak_run():
     the module's last test, waits for its JSON line."""
     proc = subprocess.Popen([sys.executable, "-m", "playground.soak", "--warmup", "0.5", "--minutes", "1.5",
                              "--clients", "8", "--tokens", "16"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PLAYGROUND_MEMORY_BUDGET=SOAK_BUDGET))
     yield proc
     if proc.poll() is None:  # the module was cut short: SIGINT lets the command stop its server
         proc.send_signal(2)
@@ -113,17 +119,27 @@ def _idle_threads(client, pid: int) -> set[int]:
 
 
 def _next_visitor_is_served(url: str, limit: float = 30.0) -> None:
-    """Another visitor's generation is answered at once, not after the abandoned one's 1000 tokens."""
+    """Another visitor's load and generation are answered at once, not after the abandoned one's 1000 tokens."""
     t0 = time.perf_counter()
-    _text, stats = Client(url, verbose=False).predict("JULIET:", 8, 0.0, 1.0, 0, api_name="/generate")
+    c = Client(url, verbose=False)
+    c.predict("shakespeare-gpt2", "cpu", "float32", api_name="/load_model")
+    _text, stats = c.predict("JULIET:", 8, 0.0, 1.0, 0, api_name="/generate")
+    c.close()
     assert stats["new_tokens"] == 8 and time.perf_counter() - t0 < limit
+
+
+def _raw_visitor(url: str) -> RawSession:
+    """A visitor speaking the queue protocol, with gpt2-small loaded for its session."""
+    visitor = RawSession(url)
+    assert visitor.call(visitor.fn_index("load_model"), [SYNTHETIC, "cpu", "float32"])["success"]
+    return visitor
 
 
 @pytest.mark.slow
 def test_hanging_up_mid_generation_stops_it_within_a_second(server, client):
     pid = server.proc.pid
     before = _idle_threads(client, pid)
-    with RawSession(server.url) as visitor:
+    with _raw_visitor(server.url) as visitor:
         visitor.join(visitor.fn_index("generate"), ["ROMEO:", LONG, 0.0, 1.0, 0])
         stream = visitor.messages()
         for msg in stream:
@@ -142,7 +158,9 @@ def test_hanging_up_mid_generation_stops_it_within_a_second(server, client):
 def test_cancelling_a_job_stops_it_within_a_second(server, client):
     pid = server.proc.pid
     before = _idle_threads(client, pid)
-    job = Client(server.url, verbose=False).submit("ROMEO:", LONG, 0.0, 1.0, 0, api_name="/generate")
+    canceller = Client(server.url, verbose=False)
+    canceller.predict(SYNTHETIC, "cpu", "float32", api_name="/load_model")
+    job = canceller.submit("ROMEO:", LONG, 0.0, 1.0, 0, api_name="/generate")
     t0 = time.perf_counter()
     while not any(o and o[0] for o in job.outputs()):
         assert time.perf_counter() - t0 < 60 and not job.done()
@@ -165,6 +183,7 @@ def test_stop_button_under_load(server, client):
 
     def crowd(i: int) -> None:
         c = Client(server.url, verbose=False)
+        c.predict("shakespeare-gpt2", "cpu", "float32", api_name="/load_model")
         while not halt.is_set():
             try:
                 _t, st = c.predict(f"Visitor {i}:", 4, 0.0, 1.0, i, api_name="/generate")
@@ -176,7 +195,7 @@ def test_stop_button_under_load(server, client):
     for t in others:
         t.start()
     try:
-        with RawSession(server.url) as page, RawSession(server.url) as stranger:
+        with _raw_visitor(server.url) as page, RawSession(server.url) as stranger:
             mistake = client.predict(api_name="/break_it_scenarios")[0]["id"]
             gen_id = page.join(page.fn_index("ui_generate"),
                                ["ROMEO:", LONG, 0, 1, 0, False, mistake, "generate", "en", True])
@@ -234,10 +253,16 @@ def test_eight_clients_for_two_minutes(soak_run):
     assert r["server_exceptions"] == 0, r["exceptions"]
     assert r["alive_after"]
     assert proc.returncode == 0 and r["ok"]
-    # the scenario really happened: every client was served several times, loads replaced
-    # models under other clients' generations, and visitors left mid-generation
+    # the scenario really happened: every client was served several times, loads evicted other
+    # clients' models, and visitors left mid-generation
     assert r["generations"] >= 2 * 8 and r["loads"] >= 2 * 8
-    assert r["swapped"] >= 1 and r["abandoned"] >= 1 and r["side_requests"] >= 10
+    assert r["abandoned"] >= 1 and r["side_requests"] >= 10 and r["evictions"] >= 1
+    # no generation ran on a model its client did not load; every eviction reached its client, or its client
+    # had left; every client's hold went when it closed
+    assert r["swapped"] == 0
+    assert r["evicted_seen"] == r["evictions_told"] >= 1
+    assert r["evictions"] == r["evictions_told"] + r["evictions_dropped"] + r["evictions_pending"]
+    assert r["pool_models_after_close"] == 0 and None not in r["floor_seconds"]
     assert r["prompt_tokens_distinct"] and r["keys"] >= 8
     assert r["first_token_p50"] is not None and r["first_token_p95"] >= r["first_token_p50"]
     # nothing accumulates over the run (the same state at both readings: bundled float32 just

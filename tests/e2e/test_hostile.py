@@ -443,7 +443,9 @@ def test_a_flood_gets_queue_full_and_the_server_keeps_serving(hostile):
 
     def one(i: int) -> None:
         try:
-            _t, st = Client(hostile.url, verbose=False).predict(f"Visitor {i}:", 40, 0.0, 1.0, i, api_name="/generate")
+            c = Client(hostile.url, verbose=False)
+            c.predict("shakespeare-gpt2", "cpu", "float32", api_name="/load_model")  # shared with the server's client
+            _t, st = c.predict(f"Visitor {i}:", 40, 0.0, 1.0, i, api_name="/generate")
             out = "ok" if st["new_tokens"] == 40 else f"short {st['new_tokens']}"
         except Exception as e:  # noqa: BLE001
             out = str(e)

@@ -1,8 +1,9 @@
 """Nothing leaks: 50 cycles of load -> generate 32 tokens -> load another model, in one process.
 
-The cycles run through `playground.slot.ModelSlot`, the code every request of the
-server goes through: the bundled model in float32, 32 greedy tokens, then the bundled
-model in bfloat16 (each load replaces the model; the slot frees the old one first).
+The cycles run through `playground.run.pool.ModelPool`, the code every request of the
+server goes through, as one session: the bundled model in float32, 32 greedy tokens,
+then the bundled model in bfloat16 (each load replaces the session's model, which the
+pool frees first, as nobody else holds it).
 After every cycle, with the garbage collector run: the process's RSS, its threads, its
 open file descriptors and files, and how many memory mappings of .safetensors files it
 holds (Transformers maps a float32 checkpoint and points the weights into it: a model
@@ -40,7 +41,7 @@ import torch
 from playground.core.inputs import GenerationParams
 from playground.hw import memory
 from playground.load import loader
-from playground.run.slot import ModelSlot
+from playground.run.pool import ModelPool
 from playground.tools import soak_checks
 
 CYCLES = 50
@@ -53,11 +54,11 @@ def _safetensors_maps() -> int:
     return sum(1 for line in Path("/proc/self/maps").read_text().splitlines() if line.endswith(".safetensors"))
 
 
-def _cycle(slot: ModelSlot, device: str) -> None:
-    slot.load(*loader.parse(BUNDLED, device, "float32"))
-    *_, (_text, stats) = slot.generate("ROMEO:", GenerationParams(TOKENS), session="leaks")
+def _cycle(pool: ModelPool, device: str) -> None:
+    pool.load(*loader.parse(BUNDLED, device, "float32"), session="leaks")
+    *_, (_text, stats) = pool.generate("ROMEO:", GenerationParams(TOKENS), session="leaks")
     assert stats.new_tokens == TOKENS or stats.finish_reason == "eos"
-    slot.load(*loader.parse(BUNDLED, device, "bfloat16"))
+    pool.load(*loader.parse(BUNDLED, device, "bfloat16"), session="leaks")
     gc.collect()
 
 
@@ -69,13 +70,13 @@ def measure_cycles(device: str = "cpu") -> dict:
     """Run the cycles in this process and return one reading per cycle (the child's work)."""
     memory.limit_malloc_arenas()  # as app.py does before anything allocates
     proc = psutil.Process()
-    slot = ModelSlot()
+    pool = ModelPool()
     rows = []
     for _ in range(CYCLES):
-        _cycle(slot, device)
+        _cycle(pool, device)
         rows.append(dict(rss=proc.memory_info().rss, threads=proc.num_threads(), fds=proc.num_fds(),
                          files=len(proc.open_files()), maps=_safetensors_maps()))
-    return {"rows": rows, "sessions": slot.sessions()}
+    return {"rows": rows, "running": pool.running(), "models": pool.status()["models"]}
 
 
 def _cycles_in_a_fresh_process() -> dict:
@@ -100,17 +101,18 @@ def test_fifty_load_generate_load_cycles_leak_nothing():
     assert trend < 0.5, f"RSS grows {trend:.3f} MB per cycle"
     for key in ("threads", "fds", "files", "maps"):
         assert rows[-1][key] <= rows[0][key], (key, [r[key] for r in rows])
-    assert measured["sessions"] == 0  # no stop event left behind
+    assert measured["running"] == 0  # no stop event left behind
+    assert measured["models"] == 1  # the session's bfloat16 model: each float32 one was freed
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not torch.cuda.is_available(),
                     reason="no CUDA device here: the GPU half reads torch.cuda.memory_allocated")
 def test_fifty_cycles_on_the_gpu_leak_no_device_memory():
-    slot = ModelSlot()
+    pool = ModelPool()
     allocated = []
     for _ in range(CYCLES):
-        _cycle(slot, "cuda:0")
+        _cycle(pool, "cuda:0")
         torch.cuda.synchronize()
         allocated.append(torch.cuda.memory_allocated(0))
     trend = soak_checks.slope([(i, a / MB) for i, a in enumerate(allocated) if i >= 10])
@@ -119,19 +121,20 @@ def test_fifty_cycles_on_the_gpu_leak_no_device_memory():
     assert _within(allocated[0], allocated[-1])
     assert trend < 0.5
     # the bfloat16 model is what remains: its weights, not two models' worth
-    with slot.held() as lm:
+    with pool.held("leaks") as lm:
         weights = sum(p.numel() * p.element_size() for p in lm.model.parameters())
     assert allocated[-1] < 2 * weights + 50 * MB
 
 
 def test_the_replaced_model_is_freed_before_the_next_one_loads():
-    """One model at a time: by the time the next checkpoint is read, the previous model is gone
-    (no reference left anywhere, so its memory can be given back), not merely unlisted."""
+    """A session's own model is freed before its next one loads: by the time the next checkpoint is read,
+    the previous model is gone (no reference left anywhere, so its memory can be given back), not merely
+    unlisted."""
     import weakref
 
-    slot = ModelSlot()
-    slot.load(*loader.parse(BUNDLED, "cpu", "bfloat16"))
-    with slot.held() as lm:
+    pool = ModelPool()
+    pool.load(*loader.parse(BUNDLED, "cpu", "bfloat16"))
+    with pool.held() as lm:
         old = weakref.ref(lm.model)
     del lm
     alive_while_loading = []
@@ -140,7 +143,7 @@ def test_the_replaced_model_is_freed_before_the_next_one_loads():
         if desc.startswith(("tokenizer", "import", "load", "migrate")):
             alive_while_loading.append((desc, old() is not None))
 
-    slot.load(*loader.parse(BUNDLED, "cpu", "float32"), progress=progress)
+    pool.load(*loader.parse(BUNDLED, "cpu", "float32"), progress=progress)
     assert alive_while_loading and not any(alive for _, alive in alive_while_loading), alive_while_loading
 
 

@@ -202,7 +202,6 @@ def test_what_a_visitor_makes_stays_in_the_process_temporary_folder(hostile):
     both under the one per-process folder (TMPDIR is this test's, so nothing else writes there)."""
     with RawSession(hostile.url) as page:
         msg = page.call(hostile.fns["ui_compare"], ["shakespeare-gpt2", ["cpu/float32"], 2, "en"])
-    hostile.client.predict("shakespeare-gpt2", "cpu", "float32", api_name="/load_model")  # Compare emptied the slot
     assert msg["success"], msg
     exports = list(hostile.tmpdir.glob("playground-exports-*"))
     assert len(exports) == 1
@@ -285,21 +284,21 @@ def test_models_over_the_budget_are_refused_before_anything_is_allocated(hostile
 
 def test_the_guard_refuses_in_process_without_allocating(monkeypatch):
     from playground.load import loader
-    from playground.run.slot import ModelSlot
+    from playground.run.pool import ModelPool
 
     monkeypatch.setenv("PLAYGROUND_MEMORY_BUDGET", "1GB")
-    slot = ModelSlot()
+    pool = ModelPool()
     built_before = _synthetic_folders()
     me = psutil.Process()
     with PeakRSS(me.pid) as rss:
         start = me.memory_info().rss
         for name in ("synthetic/llama-7b", "synthetic/gpt2-xl"):
             with pytest.raises(estimate.DoesNotFit) as e:
-                slot.load(*loader.parse(name, "cpu", "bfloat16"))
+                pool.load(*loader.parse(name, "cpu", "bfloat16"))
             msg = str(e.value)
             assert re.search(r"needs [\d.]+ GiB", msg) and "953.7 MiB available" in msg, msg
             assert "PLAYGROUND_MEMORY_BUDGET=1GB" in msg
             assert isinstance(e.value, UserError)
     assert rss.peak - start < 200 * 2**20, f"RSS rose {(rss.peak - start) / 2**20:.0f} MiB while refusing"
-    assert slot.status() == {"loaded": False}
+    assert not pool.status()["loaded"] and pool.status()["models"] == 0
     assert _synthetic_folders() == built_before

@@ -67,7 +67,13 @@ def test_busy_answers_are_told_apart_from_failures():
     s._fail("generate", "QueueError: Queue is full! Please try again.")
     s._fail("generate", RuntimeError("boom"))
     assert (s.tally.busy, s.tally.failures) == (1, 1) and s.tally.samples == ["generate: RuntimeError: boom"]
-    ok = dict(failures=0, crosstalk=0, warmup_failures=0, alive_after=True, server_exceptions=0)
+    s._fail("generate", "AppError: Your model, m (cpu, float32), was unloaded at 12:00:01 to make room for "
+                        "another visitor's; nothing ran on another model in its place.")
+    assert (s.tally.busy, s.tally.failures, s.tally.evicted) == (1, 1, 1)
+    ok = dict(failures=0, crosstalk=0, warmup_failures=0, alive_after=True, server_exceptions=0, swapped=0,
+              evictions=3, evictions_told=2, evictions_dropped=1, evictions_pending=0, evicted_seen=2,
+              floor_seconds=[4.0, 5.0])
     assert soak.verdict(ok)
-    for bad in (dict(failures=1), dict(crosstalk=1), dict(alive_after=False), dict(server_exceptions=2)):
-        assert not soak.verdict({**ok, **bad})
+    for bad in (dict(failures=1), dict(crosstalk=1), dict(alive_after=False), dict(server_exceptions=2),
+                dict(swapped=1), dict(evicted_seen=1), dict(evictions=4), dict(floor_seconds=[4.0, None])):
+        assert not soak.verdict({**ok, **bad}), bad

@@ -138,11 +138,11 @@ def test_timeline_of_a_real_load_agrees_with_the_load_report(figures):
 
 
 @pytest.mark.device(kinds=("cuda",))
-def test_the_timelines_vram_lines_rise_through_a_load_by_the_weights(device, slot, figures):
+def test_the_timelines_vram_lines_rise_through_a_load_by_the_weights(device, pool, figures):
     """The memory timeline's VRAM lines (torch allocated, NVML used) rise through a load to the GPU by about
     the weights' bytes."""
-    r = slot.load(*loader.parse("shakespeare-gpt2", device, "float32"))
-    rows, _ = slot.timeline()
+    r = pool.load(*loader.parse("shakespeare-gpt2", device, "float32"))
+    rows, _ = pool.timeline()
     alloc = [x["bytes"] for x in rows if x["series"] == f"{device} torch allocated"]
     nvml = [x["bytes"] for x in rows if x["series"] == f"{device} NVML used"]
     rise = max(alloc, default=0) - min(alloc, default=0)

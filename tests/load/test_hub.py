@@ -28,25 +28,25 @@ TINY = "playground-test/tiny-shakespeare"
 TRUNCATED = "playground-test/truncated"
 CUT = "playground-test/cut-off"
 
-# The child: each step loads or generates through the shared slot, as the page does; one JSON line out.
+# The child: each step loads or generates through the pool, as the page does (one session); one JSON line out.
 CHILD = r"""
 import json, sys
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
 from playground.load import loader
-from playground.run.slot import SLOT
+from playground.run.pool import POOL
 
 out = []
 for kind, arg in json.loads(sys.argv[1]):
     if kind == "load":
         seen = []
         try:
-            report = SLOT.load(*loader.parse(arg, "cpu", "float32"), progress=lambda f, d: seen.append([f, str(d)]))
+            report = POOL.load(*loader.parse(arg, "cpu", "float32"), progress=lambda f, d: seen.append([f, str(d)]))
             out.append({"report": report.to_dict(), "progress": seen})
         except UserError as e:
-            out.append({"error": str(e), "status": SLOT.status()["model"] if SLOT.status()["loaded"] else None})
+            out.append({"error": str(e), "status": POOL.status()["model"] if POOL.status()["loaded"] else None})
     else:
-        *_, (text, stats) = SLOT.generate("ROMEO:", GenerationParams(8, 0.0, 1.0, 0))
+        *_, (text, stats) = POOL.generate("ROMEO:", GenerationParams(8, 0.0, 1.0, 0))
         out.append({"text": text, "new_tokens": stats.new_tokens, "model": stats.model})
 print(json.dumps(out))
 """

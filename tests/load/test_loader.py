@@ -112,12 +112,12 @@ def not_on(model: torch.nn.Module, device: str) -> list[str]:
 
 
 @pytest.mark.device
-def test_load_puts_every_tensor_on_the_device(device, slot, figures):
-    """A load in timed phases through a model slot, then `model.to(device)` timed with the device synchronised
+def test_load_puts_every_tensor_on_the_device(device, pool, figures):
+    """A load in timed phases through the pool, then `model.to(device)` timed with the device synchronised
     on both sides: every parameter and buffer ends on the device (a copy to a GPU, a no-op on the CPU); the
     weight bytes are the sum of numel x element size."""
-    r = slot.load(*loader.parse(BUNDLED_NAME, device, "float32"))
-    with slot.held() as lm:
+    r = pool.load(*loader.parse(BUNDLED_NAME, device, "float32"))
+    with pool.held() as lm:
         off, weights = not_on(lm.model, device), memory.weights_bytes(lm.model)
     figures.update(load_seconds=r.load_seconds, migrate_seconds=r.migrate_seconds, weights_bytes=r.weights_bytes,
                    params=r.param_count, migrate=r.migrate_code,
@@ -128,10 +128,10 @@ def test_load_puts_every_tensor_on_the_device(device, slot, figures):
 
 
 @pytest.mark.device(kinds=("auto",))
-def test_auto_device_reports_placement(device, slot, figures):
+def test_auto_device_reports_placement(device, pool, figures):
     """`device_map="auto"` places every layer (Accelerate's plan), on the GPUs first: all on the CPU on a host
     without one; `hf_device_map` and hooks only when the layers span devices."""
-    r = slot.load(*loader.parse(BUNDLED_NAME, device, "float32"))
+    r = pool.load(*loader.parse(BUNDLED_NAME, device, "float32"))
     figures.update(placement=r.placement, hf_device_map=r.hf_device_map)
     assert r.migrate_seconds == 0.0 and "device_map" in r.migrate_note.text("en")
     assert sum(r.placement.values()) == r.param_count

@@ -24,11 +24,11 @@ def plan_of(model: str, limits: str, dtype=torch.float32):
 
 
 @pytest.mark.parametrize("limits, blocks_off", SETTINGS.items())
-def test_plan_and_actual_agree_block_by_block(slot, limits, blocks_off):
+def test_plan_and_actual_agree_block_by_block(pool, limits, blocks_off):
     planned = plan_of("shakespeare-gpt2", limits)
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")
-    slot.load(src, dev, dt, placement=check_limits(limits))
-    with slot.held() as lm:
+    pool.load(src, dev, dt, placement=check_limits(limits))
+    with pool.held() as lm:
         found = placemap.read(lm.model, lm.placed, "shakespeare-gpt2", limits, lm.offload_folder)
         devices_seen = {n: {str(p.device) for p in lm.model.get_submodule(n).parameters()} for n in
                         ("transformer.h.0", "transformer.h.3")}
@@ -51,14 +51,14 @@ def test_the_plan_names_each_tier_and_where_its_bytes_came_from():
     assert p.max_memory_arg() == {"cpu": 16 * 10**6}
 
 
-def test_a_gpu_this_machine_lacks_can_be_planned_not_loaded(slot):
+def test_a_gpu_this_machine_lacks_can_be_planned_not_loaded(pool):
     """cuda:99 exists on no machine: the plan runs from the numbers given; a load is refused, naming it."""
     p = plan_of("shakespeare-gpt2", "cuda:99=14MB,cpu=9MB,disk")
     assert p.main_device == "cuda:99" and "cuda:99" in p.absent
     assert p.by_tier["cuda:99"] > 0 and p.max_memory_arg()["cpu"] == 9 * 10**6 and 99 in p.max_memory_arg()
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")
     with pytest.raises(UserError) as e:
-        slot.load(src, dev, dt, placement=check_limits("cuda:99=14MB,cpu=8MB,disk"))
+        pool.load(src, dev, dt, placement=check_limits("cuda:99=14MB,cpu=8MB,disk"))
     assert e.value.key == "place.err.absent" and "cuda:99" in str(e.value)
 
 
@@ -69,57 +69,59 @@ def test_a_limit_below_one_block_is_refused_with_that_blocks_size():
     assert "transformer.wte" in str(e.value) and "8.4 MB" in str(e.value)  # 8,388,608 B, rounded up
 
 
-def test_blocks_with_nowhere_to_go_are_refused_without_the_disk_tier(slot):
+def test_blocks_with_nowhere_to_go_are_refused_without_the_disk_tier(pool):
     cfg = catalog.read_config(catalog.resolve("shakespeare-gpt2"))
     with pytest.raises(UserError) as e:
         placement.guard(cfg, torch.float32, check_limits("cpu=12MB"))
     assert e.value.key == "place.err.needs_disk" and "5 block(s), 12.1 MiB" in str(e.value)  # h.0-h.3 and ln_f
 
 
-def _serving(slot) -> None:
+def _serving(pool) -> None:
     """The model loaded before still answers."""
-    assert slot.status()["loaded"] and slot.status()["model"] == "shakespeare-gpt2"
-    *_, (text, stats) = list(slot.generate("ROMEO:", GenerationParams(4)))
+    assert pool.status()["loaded"] and pool.status()["model"] == "shakespeare-gpt2"
+    *_, (text, stats) = list(pool.generate("ROMEO:", GenerationParams(4)))
     assert stats.new_tokens == 4
 
 
-def test_an_unwritable_offload_folder_is_refused_by_role_and_the_loaded_model_keeps_serving(slot, monkeypatch, tmp_path):
-    slot.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))
+def test_an_unwritable_offload_folder_is_refused_by_role_and_the_loaded_model_keeps_serving(pool, monkeypatch, tmp_path):
+    pool.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))
     not_a_folder = tmp_path / "a-file"
     not_a_folder.write_text("x")
     monkeypatch.setattr(tempfile, "tempdir", str(not_a_folder))  # the process's temporary folder is a file
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")
     with pytest.raises(UserError) as e:
-        slot.load(src, dev, dt, placement=check_limits("cpu=12MB,disk"))
+        pool.load(src, dev, dt, placement=check_limits("cpu=12MB,disk"))
     assert e.value.key == "place.err.folder_unwritable"
     assert "offload folder" in str(e.value) and str(tmp_path) not in str(e.value)  # named by its role
     monkeypatch.undo()
-    _serving(slot)
+    _serving(pool)
 
 
-def test_a_full_offload_folder_is_refused_and_the_loaded_model_keeps_serving(slot, monkeypatch):
-    slot.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))
+def test_a_full_offload_folder_is_refused_and_the_loaded_model_keeps_serving(pool, monkeypatch):
+    pool.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))
     real = shutil.disk_usage
     monkeypatch.setattr(placement.shutil, "disk_usage", lambda p: real(p)._replace(free=1000))
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")
     with pytest.raises(UserError) as e:
-        slot.load(src, dev, dt, placement=check_limits("cpu=12MB,disk"))
+        pool.load(src, dev, dt, placement=check_limits("cpu=12MB,disk"))
     assert e.value.key == "place.err.folder_full" and "1000 B" in str(e.value)
     assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith(placement.OFFLOAD_PREFIX + str(os.getpid()))]
     monkeypatch.undo()
-    _serving(slot)
+    _serving(pool)
 
 
-def test_the_offload_folder_lives_with_the_loaded_model_and_goes_with_it(slot):
+def test_the_offload_folder_lives_with_the_loaded_model_and_goes_with_it(pool):
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")
-    slot.load(src, dev, dt, placement=check_limits("cpu=12MB,disk"))
-    with slot.held() as lm:
+    pool.load(src, dev, dt, placement=check_limits("cpu=12MB,disk"))
+    with pool.held() as lm:
         folder = lm.offload_folder
+        assert lm.placed.limits == str(check_limits("cpu=12MB,disk"))
     assert folder and os.path.isdir(folder) and os.path.basename(folder).startswith(placement.OFFLOAD_PREFIX)
     assert os.listdir(folder) == []  # safetensors: Accelerate reads the offloaded weights in place
-    assert slot.placement() == check_limits("cpu=12MB,disk")
-    slot.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))  # another load unloads it
-    assert not os.path.exists(folder) and slot.placement() is None
+    pool.load(*loader.parse("shakespeare-gpt2", "cpu", "float32"))  # another load unloads it
+    assert not os.path.exists(folder)
+    with pool.held() as lm:
+        assert lm.placed is None and lm.offload_folder is None
 
 
 def test_offload_folders_of_dead_processes_are_swept_and_this_ones_removed(tmp_path, monkeypatch):
@@ -140,12 +142,20 @@ def test_device_maps_for_the_cliff_offload_the_last_blocks():
 
 
 @pytest.mark.slow
-def test_the_placement_is_what_the_slot_loads_back(slot):
-    """A placed model lent (Compare, the cliff) comes back with its limits."""
+def test_a_placed_model_freed_by_a_failed_load_comes_back_with_its_limits(pool, monkeypatch):
+    """A load that fails after the session's model was freed loads that model back: with its limits, not all in RAM."""
     src, dev, dt = loader.parse("shakespeare-gpt2", "auto", "float32")
-    slot.load(src, dev, dt, placement=check_limits("cpu=16MB,disk"))
-    with slot.lent() as back:
-        assert back.placement == Placement((("cpu", 16 * 10**6),), True)
-    assert back.error is None and slot.placement() == back.placement
-    with slot.held() as lm:
+    pool.load(src, dev, dt, placement=check_limits("cpu=16MB,disk"))
+    real = loader.load
+
+    def failing(plan, progress=None):
+        if plan.placed is None:
+            raise MemoryError("cannot allocate 42 bytes")
+        return real(plan, progress) if progress else real(plan)
+
+    monkeypatch.setattr(loader, "load", failing)
+    with pytest.raises(UserError, match="MemoryError: cannot allocate 42 bytes"):
+        pool.load(*loader.parse("shakespeare-gpt2", "cpu", "bfloat16"))
+    with pool.held() as lm:
+        assert lm.placed is not None and lm.placed.limits == str(Placement((("cpu", 16 * 10**6),), True))
         assert sum(v == "disk" for v in lm.model.hf_device_map.values()) == 4  # h.1-h.3 and ln_f

@@ -15,12 +15,12 @@ from playground.run import cliff
 
 
 @pytest.mark.slow
-def test_the_cost_of_a_placed_model_is_measured_warm_cold_and_against_ram(slot, private_checkpoint, monkeypatch,
+def test_the_cost_of_a_placed_model_is_measured_warm_cold_and_against_ram(pool, private_checkpoint, monkeypatch,
                                                                            one_thread):
     monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(private_checkpoint.parent))
     src, dev, dt = loader.parse(str(private_checkpoint), "auto", "float32")
-    slot.load(src, dev, dt, placement=check_limits("cpu=16MB,disk"))
-    with slot.held() as lm:
+    pool.load(src, dev, dt, placement=check_limits("cpu=16MB,disk"))
+    with pool.held() as lm:
         c = cliff.cost(lm, "private", n=8)
     assert c.offloaded_blocks == 4 and c.offloaded_bytes == 9479168  # h.1-h.3 and ln_f, read from the tensors
     assert c.warm.moved_bytes_per_token == c.offloaded_bytes and c.warm.new_tokens == c.ram.new_tokens == 8

@@ -18,7 +18,6 @@ from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.load import catalog, loader, synthetic
 from playground.run import compare
-from playground.run.slot import ModelSlot
 from tests.conftest import estimate_of
 
 
@@ -58,12 +57,12 @@ def test_available_pairs_are_valid_pairs():
 
 
 def test_bad_model_or_tokens_fail_before_any_run():
-    from playground.web import handlers  # the API's edge
+    from playground.web import handlers_compare  # the API's edge
 
     with pytest.raises(Exception, match="URLs are not accepted"):
-        handlers.compare("http://example.com/model", ["cpu/float32"], 4)
+        handlers_compare.compare("http://example.com/model", ["cpu/float32"], 4)
     with pytest.raises(Exception, match="max_new_tokens"):
-        handlers.compare(BUNDLED_NAME, ["cpu/float32"], 0)
+        handlers_compare.compare(BUNDLED_NAME, ["cpu/float32"], 0)
 
 
 def test_stop_between_runs_and_a_refused_pair(monkeypatch):
@@ -88,41 +87,41 @@ def test_stop_between_runs_and_a_refused_pair(monkeypatch):
     assert fracs == sorted(fracs) and fracs[-1] == 1.0
 
 
-def test_slot_is_unloaded_and_its_lock_held():
-    slot = ModelSlot()
-    slot.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"))
+def test_compare_runs_in_the_lane_beside_the_pools_models_and_unloads_none(pool):
+    pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session="a")
+    model = pool.current("a")[0]
     held = []
 
     def progress(frac, desc):
-        held.append(slot.busy())  # the slot is held by the compare run
+        held.append((pool.busy(), pool.status("a")["loaded"]))  # the lane is the compare run's; a's model stays
 
-    rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, progress=progress, slot=slot)
-    assert rows[0].status == "ok" and held and all(held)
-    # the visitor's model is loaded back, as it was, timed as its own step
-    back = rows.returned
-    assert back.report.dtype == "float32" and back.report.model == BUNDLED_NAME and back.seconds > 0
-    assert slot.status() == {"loaded": True, "model": BUNDLED_NAME, "device": "cpu", "dtype": "float32",
-                             "label": None}
-
-
-def test_the_banner_says_the_model_is_away_while_compare_runs_then_it_is_back():
-    slot = ModelSlot()
-    slot.load(*loader.parse(BUNDLED_NAME, "cpu", "bfloat16"))
-    seen = []
-    rows = run(BUNDLED_NAME, ["cpu/float32"], max_new_tokens=2, progress=lambda f, d: seen.append(slot.status()),
-               slot=slot)
-    during = [s for s in seen if not s["loaded"]]
-    assert during and all(s["away"] == {"model": BUNDLED_NAME, "device": "cpu", "dtype": "bfloat16"} for s in during)
-    assert slot.status()["loaded"] and slot.status()["dtype"] == "bfloat16" and "away" not in slot.status()
-    assert rows[0].warmup == 1 and rows[0].runs == 3
-    *_, (text, stats) = slot.generate("ROMEO:", GenerationParams(4))
-    assert stats.dtype == "bfloat16" and stats.new_tokens == 4
+    rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, progress=progress, pool=pool)
+    assert rows[0].status == "ok" and rows[0].warmup == 1 and rows[0].runs == 3
+    assert held and all(h == (True, True) for h in held)
+    assert rows.beside == {"models": 1, "bytes": model.weights_bytes}
+    assert pool.current("a")[0] is model  # the very model, not one loaded back
+    *_, (text, stats) = pool.generate("ROMEO:", GenerationParams(4), session="a")
+    assert stats.dtype == "float32" and stats.new_tokens == 4
 
 
-def test_nothing_loaded_nothing_comes_back():
-    slot = ModelSlot()
-    rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, slot=slot, runs=1)
-    assert rows.returned.spec is None and rows.returned.report is None and not slot.status()["loaded"]
+def test_a_pair_that_does_not_fit_beside_the_pool_is_refused_saying_so(pool, monkeypatch):
+    """Compare borrows nothing: with a budget for the visitor's model and a bfloat16 copy beside it, a float32
+    pair is refused (the pool's share named), a bfloat16 pair runs, and the visitor's model stays."""
+    pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session="a")
+    f32, bf16 = estimate_of(BUNDLED_NAME, "float32"), estimate_of(BUNDLED_NAME, "bfloat16")
+    left = bf16.required_bytes + 2**20  # what the budget leaves beside a's model
+    assert f32.required_bytes > left
+    monkeypatch.setenv(settings.MEMORY_BUDGET_ENV, str(f32.weights_bytes + left))
+    rows = run(BUNDLED_NAME, ["cpu/float32", "cpu/bfloat16"], max_new_tokens=2, pool=pool, runs=1)
+    assert [r.status for r in rows] == ["refused", "ok"]
+    said = rows[0].to_dict()["error"]
+    assert "the models loaded for visitors hold" in said and "Not loading" in said
+    assert pool.status("a")["loaded"] and pool.status("a")["models"] == 1 and pool.counts["evictions"] == 0
+
+
+def test_without_a_pool_model_the_pairs_have_the_whole_budget(pool):
+    rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, pool=pool, runs=1)
+    assert rows.beside == {"models": 0, "bytes": 0} and not pool.status()["loaded"]
     assert rows[0].runs == 1
 
 

@@ -85,11 +85,11 @@ def test_a_compile_that_fails_is_said_with_the_libraries_words(bundled, one_thre
     assert "无法编译" in e.value.text("zh") and len(r.rows) == 3  # the other rows stand
 
 
-def greedy(slot, device: str, dtype: str, runs: int = 1) -> tuple[list[int], float | None, int]:
-    """Load the bundled model through `slot`, then generate() greedy TOKENS tokens `runs` times (the last
+def greedy(pool, device: str, dtype: str, runs: int = 1) -> tuple[list[int], float | None, int]:
+    """Load the bundled model through `pool`, then generate() greedy TOKENS tokens `runs` times (the last
     one counts): (new token ids, decode tokens/s, prompt tokens)."""
-    slot.load(*loader.parse(BUNDLED_NAME, device, dtype))
-    with slot.held() as lm:
+    pool.load(*loader.parse(BUNDLED_NAME, device, dtype))
+    with pool.held() as lm:
         for _ in range(runs):
             ids, stamps, n_prompt = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device,
                                                 engines.PROMPT, TOKENS)
@@ -98,13 +98,13 @@ def greedy(slot, device: str, dtype: str, runs: int = 1) -> tuple[list[int], flo
 
 @pytest.mark.slow
 @pytest.mark.device(kinds=("cpu", "cuda"))
-def test_each_dtype_generates_and_its_decode_rate_is_measured(device, slot, figures):
+def test_each_dtype_generates_and_its_decode_rate_is_measured(device, pool, figures):
     """float32, float16 and bfloat16 all generate on the device (bfloat16 on a GPU only where it has bfloat16
     support); their decode rates side by side (a CPU without native float16 converts it to float32 inside)."""
     info = devices.parse_device(device)
     bf16 = info.bf16 or info.kind == "cpu"  # a CPU computes bfloat16 without native support too; a pre-Ampere GPU not
     dtypes = ["float32", "float16", "bfloat16"] if bf16 else ["float32", "float16"]
-    rates = {dt: greedy(slot, device, dt, runs=2)[1] for dt in dtypes}  # the first run warms up
+    rates = {dt: greedy(pool, device, dt, runs=2)[1] for dt in dtypes}  # the first run warms up
     figures.update({f"{dt}_tokens_per_second": r for dt, r in rates.items()},
                    bf16_native=info.bf16, fp16_native=info.fp16)
     assert all(rates.values()), f"a dtype produced no decode rate: {rates}"
@@ -113,24 +113,24 @@ def test_each_dtype_generates_and_its_decode_rate_is_measured(device, slot, figu
 
 @pytest.mark.slow
 @pytest.mark.device(kinds=("cuda", "mps"))
-def test_greedy_tokens_on_a_gpu_equal_the_cpus(device, slot, figures):
+def test_greedy_tokens_on_a_gpu_equal_the_cpus(device, pool, figures):
     """Greedy tokens on the GPU equal the CPU's token by token (float32, TF32 off). How: the CPU's sequence is
     also run through both devices in one forward; their largest logit difference must be within the dtype's
     tolerance, and a differing token is accepted only where the CPU's choice led by less than twice that
     difference (a near-tie); after it the contexts differ, so later tokens are not compared."""
     def logits_of(seq: list[int]) -> torch.Tensor:
-        with slot.held() as lm, torch.inference_mode():
+        with pool.held() as lm, torch.inference_mode():
             x = torch.tensor([seq], device=lm.device)
             return threads.run(lambda: lm.model(input_ids=x).logits[0].float().cpu())
 
     saved = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = False  # TF32 would round float32 matmuls to 10-bit mantissas
     try:
-        ref, _, n_prompt = greedy(slot, "cpu", "float32")
-        with slot.held() as lm:
+        ref, _, n_prompt = greedy(pool, "cpu", "float32")
+        with pool.held() as lm:
             seq = list(lm.tokenizer(engines.PROMPT)["input_ids"]) + ref
         ref_logits = logits_of(seq)
-        ids, _, _ = greedy(slot, device, "float32")
+        ids, _, _ = greedy(pool, device, "float32")
         diff = float((ref_logits - logits_of(seq)).abs().max())
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved

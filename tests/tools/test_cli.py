@@ -129,13 +129,13 @@ def test_cli_and_api_give_the_same_load_report(report):
     """The API's load_model (the function gr.api serves), called here, against the CLI's fields:
     counts and bytes exactly, times within noise. The one-off `import` phase is left out: it is
     seconds in a fresh process (the CLI) and zero once the architecture is imported."""
-    from playground.run.slot import SLOT
+    from playground.run.pool import POOL
     from playground.web.handlers import load_model
 
     try:
         api = load_model("shakespeare-gpt2", "cpu", "bfloat16")
     finally:
-        SLOT.unload()
+        POOL.unload()
     for key in ("model", "source", "device", "dtype", "dtype_requested", "param_count", "buffer_count",
                 "weights_bytes", "disk_bytes", "context_length", "migrate_note"):
         assert report["load"][key] == api[key], key

@@ -142,7 +142,7 @@ def test_every_module_the_app_imports_is_in_the_bundle(built):
             for i in range(1, name.count(".") + 1):
                 todo.append(_local_module_file(built, ".".join(name.split(".")[:i])))
     # The walk must have reached the core, or it proves nothing.
-    for core in ("playground/web/ui.py", "playground/run/slot.py", "playground/load/loader.py",
+    for core in ("playground/web/ui.py", "playground/run/pool.py", "playground/load/loader.py",
                  "playground/run/generation.py", "playground/hw/devices.py", "playground/hw/memory.py",
                  "playground/core/inputs.py", "playground/lab/scenarios/devices.py", "playground/__init__.py"):
         assert core in seen, f"the import walk never reached {core}"

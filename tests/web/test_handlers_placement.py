@@ -1,4 +1,4 @@
-"""The Placement tab's edge and its API, on the page's own slot: the contract the issue names (plan_placement,
+"""The Placement tab's edge and its API, on the page's own pool (the API's session without a request): the contract the issue names (plan_placement,
 load_placed, offload_cliff with their keys), refusals in English for the API and Chinese for the page, and the
 views saying the same data in both languages."""
 
@@ -9,7 +9,8 @@ import re
 import gradio as gr
 import pytest
 
-from playground.run.slot import SLOT
+from playground.load import placement
+from playground.run.pool import POOL
 from playground.web import handlers_placement as hp, views_placement as pv
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -18,7 +19,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 @pytest.fixture
 def emptied():
     yield
-    SLOT.unload()
+    POOL.unload()
 
 
 def test_limits_from_the_page_fields_are_the_string_the_api_takes():
@@ -63,7 +64,7 @@ def test_the_page_refuses_in_chinese():
 
 
 def test_measuring_needs_an_offloaded_model(emptied):
-    SLOT.unload()
+    POOL.unload()
     with pytest.raises(gr.Error, match="Load a model first|No model is loaded"):
         hp.offload_cost()
     hp.load_placed("shakespeare-gpt2", "float32", "cpu=30MB")  # everything fits: nothing offloaded
@@ -72,14 +73,17 @@ def test_measuring_needs_an_offloaded_model(emptied):
 
 
 @pytest.mark.slow
-def test_offload_cliff_rows_carry_the_issues_keys_and_the_model_comes_back(emptied):
+def test_offload_cliff_rows_carry_the_issues_keys_and_the_model_stays(emptied):
     hp.load_placed("shakespeare-gpt2", "float32", "cpu=16MB,disk")
     rows = hp.offload_cliff(3)
     assert [r["blocks_offloaded"] for r in rows] == [0, 1, 2, 3]
     for r in rows:
         assert {"blocks_offloaded", "tokens_per_second", "new_tokens", "moved_bytes_per_token", "disk_bytes_per_token",
                 "same_tokens"} <= set(r) and r["new_tokens"] == 16 and r["same_tokens"]
-    assert SLOT.status()["loaded"] and str(SLOT.placement()) == "cpu=16MB,disk"  # loaded back with its limits
+    with POOL.held() as lm:  # the visitor's model stayed loaded, with its limits (the cliff ran on a private copy)
+        assert lm.placed.limits == "cpu=16MB,disk" and lm.model.name_or_path.endswith("shakespeare-gpt2")
+        # the private copy went with the cliff: the model's own offload folder is the only one left
+        assert [str(f) for f in placement.offload_parent().glob(placement.OFFLOAD_PREFIX + "*")] == [lm.offload_folder]
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME, REPO
 from playground.load import catalog, synthetic
 from playground.run import compare
-from playground.web import handlers, snippet
+from playground.web import handlers, handlers_compare, snippet
 
 
 def server_paths() -> list[str]:
@@ -54,7 +54,7 @@ def test_a_refused_path_names_the_allowed_folders_by_role(typed, lang):
 
 
 def test_the_estimate_and_compare_refuse_without_paths():
-    for call in (lambda: handlers.estimate("/etc", "float32"), lambda: handlers.compare("/etc", ["cpu/float32"], 2),
+    for call in (lambda: handlers.estimate("/etc", "float32"), lambda: handlers_compare.compare("/etc", ["cpu/float32"], 2),
                  lambda: handlers.estimate("playground-test/never-cached", "float32")):
         with pytest.raises(gr.Error) as e:
             call()

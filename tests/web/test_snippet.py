@@ -15,7 +15,7 @@ import pytest
 from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME, REPO
 from playground.load import catalog, loader
-from playground.run.slot import ModelSlot
+from playground.run.pool import ModelPool
 from playground.web import snippet as code
 from tests.conftest import ROOT
 
@@ -101,9 +101,9 @@ def test_snippet_runs_as_written_and_matches_the_playground(chat_model, monkeypa
     # The playground's own path, in this process, while the snippets run.
     played = []
     for chat in (False, True):
-        slot = ModelSlot()
-        slot.load(*loader.parse(models[chat], "cpu", "float32"))
-        with slot.held() as lm:
+        pool = ModelPool()
+        pool.load(*loader.parse(models[chat], "cpu", "float32"), session="x")
+        with pool.held("x") as lm:
             model = lm.model
         outputs = []
         real_generate = model.generate
@@ -117,7 +117,7 @@ def test_snippet_runs_as_written_and_matches_the_playground(chat_model, monkeypa
         for engine, t, p, s, c in CASES:
             if c != chat:
                 continue
-            *_, (text, stats) = slot.generate(PROMPT, GenerationParams(TOKENS, t, p, s), session="x", engine=engine)
+            *_, (text, stats) = pool.generate(PROMPT, GenerationParams(TOKENS, t, p, s), session="x", engine=engine)
             assert stats.chat_template_applied is chat
             if engine == "generate":
                 ids = outputs[-1][0, stats.prompt_tokens:].tolist()

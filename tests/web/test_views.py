@@ -1,4 +1,4 @@
-"""The page's tables keep their columns whatever a cell holds."""
+"""The page's tables keep their columns whatever a cell holds; the banner and the waiting line say what they should."""
 
 import re
 
@@ -12,3 +12,36 @@ def test_a_compare_row_whose_error_holds_a_pipe_and_a_line_break_keeps_its_colum
     lines = [ln for ln in compare_views.table([row], "en").splitlines() if ln.startswith("|")]
     widths = {len(re.split(r"(?<!\\)\|", ln)) for ln in lines}
     assert len(lines) == 3 and widths == {12}, lines  # header, delimiter, the row: 10 cells each
+
+
+def test_the_banner_says_the_visitors_own_model_and_apart_the_pool(pool):
+    """From the pool's own status: the visitor's model (or that it went, or none), then the pool's size."""
+    from playground.core.paths import BUNDLED_NAME
+    from playground.load import loader
+    from playground.web import views
+
+    pool.load(*loader.parse(BUNDLED_NAME, "cpu", "bfloat16"), session="a")
+    pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session="b")
+    mine, pool_line = views.status_markdown(pool.status("a"), "en").split("  \n")
+    assert mine == f"**Your model:** `{BUNDLED_NAME}` on `cpu` in `bfloat16`"
+    assert pool_line.startswith("**This server holds** 2 model(s) for 2 visitor(s) (") and "MiB of RAM)" in pool_line
+    zh = views.status_markdown(pool.status("a"), "zh")
+    assert "**你的模型：**" in zh and "为 2 位访客保留着 2 个模型" in zh
+    assert views.status_markdown(pool.status("nobody"), "en").startswith("**Your model:** none yet")
+    gone = dict(pool.status("b"), loaded=False, gone=dict(model=BUNDLED_NAME, device="cpu", dtype="float32",
+                                                           seconds=1.26, at=0.0, told=False))
+    said = views.status_markdown(gone, "en")
+    assert "was unloaded at" in said and "to make room for another visitor's" in said and "(about 1.3 s)" in said
+    assert "为另一位访客的模型腾出内存" in views.status_markdown(gone, "zh")
+
+
+def test_each_figure_says_how_many_visitors_were_waiting():
+    from playground.run.generation import GenerationStats
+    from playground.run.render import stats_markdown, waited
+
+    assert waited(None) == "" and waited(0) == "Measured with no other visitor waiting."
+    assert waited(2).startswith("Measured while 2 other visitor(s) waited") and "2 位其他访客" in waited(2, "zh")
+    done = GenerationStats(new_tokens=4, finish_reason="length", model="m", device="cpu", dtype="float32", waiting=1)
+    said = stats_markdown(done, "en")
+    assert "model: `m` (cpu, float32)" in said and said.endswith("_Measured while 1 other visitor(s) waited their "
+                                                                 "turn: runs take turns, so none ran beside this one._")

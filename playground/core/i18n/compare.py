@@ -51,15 +51,6 @@ TEXT: dict[str, W] = {
         "每个组合：加载一次，先做 **{warmup}** 次不计时的预热生成，再做 **{runs}** 次计时生成（同样的贪心 token）；"
         "表格给出计时运行的中位数和范围（最小–最大）。",
     ),
-    "cmp.returned": W(
-        "Your model is loaded again: `{model}` on `{device}` in `{dtype}`, in {seconds} (load {load}, migrate "
-        "{migrate}).",
-        "你的模型已重新加载：`{model}`，设备 `{device}`，数据类型 `{dtype}`，用时 {seconds}"
-        "（加载 {load}，迁移 {migrate}）。",
-    ),
-    "cmp.return_failed": W("Your model could not be loaded again: {error}", "你的模型没能重新加载：{error}"),
-    "cmp.nothing_to_return": W("No model was loaded before the run: nothing to load back.",
-                               "运行之前没有加载模型：不需要重新加载。"),
     "cmp.chart.load": W("load (s)", "加载（秒）"),
     "cmp.chart.migrate": W("migrate (s)", "迁移（秒）"),
     "cmp.chart.ttft": W("time to first token (s)", "首个 token 耗时（秒）"),

@@ -153,7 +153,6 @@ TEXT: dict[str, W] = {
         "No model is loaded yet. Press Load first (the bundled model works offline).",
         "还没有加载模型。请先点“加载”（内置模型可以离线使用）。",
     ),
-    "err.unloaded": W("The model was unloaded. Press Load first.", "模型已被卸载。请先点“加载”。"),
     "err.no_tokens": W("The prompt produced no tokens. Type some text.", "提示词没有产生任何 token。请输入一些文字。"),
     "err.context": W(
         "The prompt is {n} tokens and max_new_tokens is {new}: {total} positions, but this model's context "

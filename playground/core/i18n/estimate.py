@@ -29,7 +29,18 @@ TEXT: dict[str, W] = {
         "{env}={value} (caps the {system} the system has available)",
         "{env}={value}（限制了系统可用的 {system}）",
     ),
-    "est.where.frees": W("{where}, plus {frees} the loaded model frees first", "{where}，另加当前模型会先释放的 {frees}"),
+    "est.where.budget_held": W(
+        "{env}={value} less the {held} the models loaded for visitors hold (caps the {system} the system has "
+        "available)",
+        "{env}={value} 减去为访客加载的模型占用的 {held}（限制了系统可用的 {system}）",
+    ),
+    "est.where.system_held": W("available system RAM (psutil), the {held} the loaded models hold already taken",
+                               "系统可用内存（psutil），已加载模型占用的 {held} 已经扣除"),
+    "est.where.frees": W(
+        "{where}, plus {frees} freed first by unloading models no run is using (yours first, then the least "
+        "recently used)",
+        "{where}，另加先卸载没有运行在用的模型所释放的 {frees}（先卸载你自己的，再卸载最久未用的）",
+    ),
     "est.note.build": W(
         "first use builds the float32 checkpoint in RAM ({build} with the margin)",
         "首次使用时会先在内存中构建 float32 检查点（含余量 {build}）",

@@ -8,6 +8,7 @@ TEXT: dict[str, W] = {
     "stats.running": W("generating…", "生成中…"),
     "stats.done": W("done ({reason})", "完成（{reason}）"),
     "stats.mode": W("mode", "模式"),
+    "stats.model": W(" · model: `{model}` ({device}, {dtype})", " · 模型：`{model}`（{device}，{dtype}）"),
     "stats.greedy": W("greedy", "贪心解码"),
     "stats.sampling": W("sampling", "采样"),
     "stats.ttft": W("time to first token", "首个 token 耗时"),

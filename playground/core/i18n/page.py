@@ -62,12 +62,22 @@ TEXT: dict[str, W] = {
     "page.diagnose.box": W("Traceback or error message", "Traceback 或报错信息"),
     "page.diagnose.run": W("Diagnose", "诊断"),
     "status.none": W(
-        "**Loaded:** nothing yet. Press **Load** (the bundled model works offline).",
-        "**已加载：**还没有。点击**加载**（内置模型无需联网）。",
+        "**Your model:** none yet. Press **Load** (the bundled model works offline).",
+        "**你的模型：**还没有。点击**加载**（内置模型无需联网）。",
     ),
     "status.loaded": W(
-        "**Loaded:** `{model}` on `{device}` in `{dtype}`",
-        "**已加载：**`{model}`，设备 `{device}`，数据类型 `{dtype}`",
+        "**Your model:** `{model}` on `{device}` in `{dtype}`",
+        "**你的模型：**`{model}`，设备 `{device}`，数据类型 `{dtype}`",
+    ),
+    "status.gone": W(
+        "**Your model:** `{model}` ({device}, {dtype}) was unloaded at {at} to make room for another visitor's. "
+        "Press **Load** to load it again (about {seconds} s).",
+        "**你的模型：**`{model}`（{device}，{dtype}）已在 {at} 被卸载，为另一位访客的模型腾出内存。"
+        "点击**加载**重新加载（大约 {seconds} 秒）。",
+    ),
+    "status.pool": W(
+        "**This server holds** {models} model(s) for {visitors} visitor(s) ({bytes} of RAM).",
+        "**本服务器**为 {visitors} 位访客保留着 {models} 个模型（占内存 {bytes}）。",
     ),
     "page.engine": W("Generation engine", "生成引擎"),
     "page.engine.info": W(
@@ -80,9 +90,10 @@ TEXT: dict[str, W] = {
     "page.tab.compare": W("Compare", "对比"),
     "page.compare.intro": W(
         "Run every (device, dtype) pair through load, migrate, one prompt and a fixed number of greedy "
-        "tokens. The shared model is unloaded while the matrix runs, and loaded back afterwards.",
+        "tokens. The pairs are loaded beside the models loaded for visitors, within the memory they leave: "
+        "none of them is unloaded.",
         "让每个（设备，数据类型）组合都走一遍：加载、迁移、同一个提示词、固定数量的贪心 token。"
-        "运行期间会卸载共享的模型，结束后再重新加载。",
+        "这些组合与为访客加载的模型同时存在，只使用它们剩下的内存：不会卸载其中任何一个。",
     ),
     "page.compare.pairs": W("Pairs to run", "要运行的组合"),
     "page.compare.tokens": W("greedy tokens per run", "每次运行的贪心 token 数"),
@@ -118,8 +129,4 @@ TEXT: dict[str, W] = {
     "page.decoding.custom": W("your own settings", "自定义设置"),
     "page.snippet.none": W("# The code to copy appears here after a generation, for the engine that ran it.",
                            "# 生成之后，这里会出现可复制的代码（对应所用的生成引擎）。"),
-    "status.away": W(
-        "**Loaded:** nothing while Compare runs; `{model}` on `{device}` in `{dtype}` is loaded back afterwards.",
-        "**已加载：**对比运行期间没有模型；`{model}`（`{device}`，`{dtype}`）会在结束后重新加载。",
-    ),
 }

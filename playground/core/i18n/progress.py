@@ -34,5 +34,4 @@ TEXT: dict[str, W] = {
     "progress.cmp_warmup": W("warm-up (untimed): decode {done}/{n} tokens", "预热（不计时）：解码 {done}/{n} 个 token"),
     "progress.cmp_run": W("run {k} of {runs}: decode {done}/{n} tokens", "第 {k}/{runs} 次：解码 {done}/{n} 个 token"),
     "progress.cmp_done": W("{n} pairs done", "{n} 个组合已完成"),
-    "progress.cmp_return": W("loading your model back: {step}", "正在重新加载你的模型：{step}"),
 }

@@ -12,7 +12,7 @@ from playground.core.i18n import t
 from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
-from playground.web import compare_views as views, handlers as h
+from playground.web import compare_views as views, handlers_compare as hc
 from playground.web.page import LANE, PRIVATE, Page
 
 
@@ -33,7 +33,7 @@ def build(page: Page) -> None:
             run = w(gr.Button(t("page.compare.run", en), variant="primary", elem_id="cmp-run"), "value", "page.compare.run")
             stop = w(gr.Button(t("page.compare.stop", en), variant="stop", elem_id="cmp-stop"),
                      "value", "page.compare.stop")
-        returned = gr.Markdown(elem_id="cmp-returned")
+        beside = gr.Markdown(elem_id="cmp-beside")
         with gr.Row(elem_id="cmp-charts"):
             charts = [gr.BarPlot(x="pair", y=col, height=260, elem_classes=["cmp-chart"], min_width=200,
                                  **views.chart_words([], col, key, en))
@@ -41,10 +41,10 @@ def build(page: Page) -> None:
         table = gr.Markdown(elem_id="cmp-table")
         files = w(gr.File(label=t("page.compare.files", en), file_count="multiple", elem_id="cmp-files"),
                   "label", "page.compare.files")
-        result = gr.State(None)  # (rows, how the visitor's model came back); inside the tab, as every child of gr.Tabs
-    run.click(h.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, returned, files, page.status, result],
+        result = gr.State(None)  # (rows, what they ran beside, visitors waiting); inside the tab (a child of gr.Tabs)
+    run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
               api_visibility="private", **LANE
-              ).success(h.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see h.ui_compare
-    stop.click(h.ui_compare_stop, None, None, **PRIVATE)
-    page.on_language(lambda lang, res: [*h.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
-                     [*charts, table, returned, model], [result])
+              ).success(hc.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see hc.ui_compare
+    stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
+    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
+                     [*charts, table, beside, model], [result])

@@ -1,4 +1,4 @@
-"""The Inspect tab: where every tensor of the loaded model (or of a half-moved one) lives."""
+"""The Inspect tab: where every tensor of the visitor's model (or of a half-moved one) lives."""
 
 from __future__ import annotations
 
@@ -19,6 +19,6 @@ def build(page: Page) -> None:
             half = w(gr.Button(t("page.inspect.half", en), elem_id="inspect-half"), "value", "page.inspect.half")
         out = gr.Markdown(elem_id="inspect")
         found = gr.State(None)  # the inspection, as data: said again when the language changes
-    loaded.click(lambda lang: h.ui_inspect("loaded", lang), page.lang, [out, found], api_visibility="private", **LANE)
-    half.click(lambda lang: h.ui_inspect("half", lang), page.lang, [out, found], api_visibility="private", **LANE)
+    loaded.click(h.ui_inspect_loaded, page.lang, [out, found], api_visibility="private", **LANE)
+    half.click(h.ui_inspect_half, page.lang, [out, found], api_visibility="private", **LANE)
     page.on_language(lambda lang, f: [render.inspect_markdown(f, lang) if f is not None else ""], [out], [found])

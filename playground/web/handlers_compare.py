@@ -1,0 +1,80 @@
+"""Compare's page event and API endpoint: check the request once, run the matrix beside the pool's models.
+
+The same contract as `playground.web.handlers`: what a visitor sent becomes typed values here, the
+matrix runs in the pool's lane (`playground.run.compare.run(..., pool=POOL)`), borrowing none of the
+models loaded for visitors, and the result says how many other visitors were waiting when it ended.
+"""
+
+from __future__ import annotations
+
+from playground.web import exports  # first: it points Gradio's temporary folder inside its own
+
+import gradio as gr
+
+from playground.core import inputs
+from playground.core.i18n import in_lang
+from playground.load import catalog
+from playground.run import compare as matrix
+from playground.run.pool import POOL
+from playground.web import compare_views as cmp_views
+from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.page import waiting
+
+
+def _compare_request(model: object, pairs: object, max_new_tokens: object):
+    return catalog.resolve(model), matrix.parse_pairs(pairs), inputs.check_max_new_tokens(max_new_tokens)
+
+
+def compare(model: str, pairs: list[str], max_new_tokens: int, request: gr.Request = None) -> list[dict]:
+    """Run each 'device/dtype' pair through load, migrate, one prompt and greedy tokens; one row per pair,
+    loaded beside the models the server holds for visitors (none of them is unloaded)."""
+    session = session_of(request)
+    with gr_errors():
+        src, todo, n = _compare_request(model, pairs, max_new_tokens)
+        rows = matrix.run(src, todo, n, pool=POOL)
+    n_waiting = waiting(session)
+    return [dict(r.to_dict(), waiting=n_waiting) for r in rows]
+
+
+# ---------------------------------------------------------------- page events
+
+def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
+    lang, session = page_lang(lang), session_of(request)
+    with gr_errors(lang):
+        src, todo, n = _compare_request(model, pairs, max_new_tokens)
+        with POOL.session("compare:" + session) as stop:
+            rows = matrix.run(src, todo, n, pool=POOL, stop=stop,
+                              progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
+    paths = matrix.export(rows, exports.new_folder())
+    result = (list(rows), rows.beside, waiting(session))
+    # The charts are emptied here and drawn by `ui_compare_charts`, chained after this event: Gradio 6's bar
+    # plot, given new data and new words (the axis' limit) at once, redraws the data it had before under the
+    # new axis; emptied first, it draws the new data afresh.
+    return (*[gr.BarPlot(value=None) for _ in cmp_views.CHARTS], cmp_views.table(rows, lang),
+            cmp_views.beside_markdown(rows.beside, result[2], lang), [str(paths["csv"]), str(paths["json"])],
+            ui_status(lang, request), result)
+
+
+def ui_compare_charts(result: tuple | None, lang: str) -> list:
+    """The Compare tab's five bar charts of `result` (rows, what it ran beside, who waited), in `lang`."""
+    lang = page_lang(lang)
+    rows = (result or ([], None, None))[0]
+    data = cmp_views.frame(rows)
+    charts = []
+    for col, key in cmp_views.CHARTS:
+        top = float(data[col].max()) if len(data) else 0.0
+        # bars start at zero, so their heights compare honestly
+        charts.append(gr.BarPlot(value=data, y_lim=[0, top * 1.15 or 1.0], **cmp_views.chart_words(rows, col, key, lang)))
+    return charts
+
+
+def relang_compare(lang: str, result: tuple | None) -> list:
+    """The Compare tab in `lang`: its charts' words only (their data, already drawn, stays: new data with new
+    words is what the bar plot draws wrong, see `ui_compare`), the table and the note on the models it ran beside."""
+    rows, beside, n_waiting = result or ([], None, None)
+    words = [gr.update(**cmp_views.chart_words(rows, col, key, lang)) for col, key in cmp_views.CHARTS]
+    return [*words, cmp_views.table(rows, lang) if rows else "", cmp_views.beside_markdown(beside, n_waiting, lang)]
+
+
+def ui_compare_stop(request: gr.Request):
+    POOL.stop("compare:" + session_of(request))
