@@ -122,7 +122,7 @@ def test_compare_charts_draw_the_run_the_table_shows(page):
     _screenshot(page, "compare-second-en.png")
     assert wrong == [], "second run, English:\n" + "\n".join(wrong)
 
-    _lang(page, "中文", "已加载")
+    _lang(page, "中文", "你的模型")
     page.locator("button[role=tab]", has_text="对比").click()
     wrong = _charts_agree(page)
     assert wrong == [], "after the switch to Chinese:\n" + "\n".join(wrong)
@@ -134,4 +134,4 @@ def test_compare_charts_draw_the_run_the_table_shows(page):
     wrong = _charts_agree(page)
     _screenshot(page, "compare-second-zh.png")
     assert wrong == [], "fourth run, Chinese:\n" + "\n".join(wrong)
-    _lang(page, "English", "Loaded")
+    _lang(page, "English", "Your model")
