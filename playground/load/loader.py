@@ -1,10 +1,11 @@
-"""Loading a model in timed phases: check, import, disk -> RAM, `.to(device)`, `eval()`.
+"""Loading a model in timed phases: import, check, unload, disk -> RAM, `.to(device)`, `eval()`.
 
-`prepare(src, dev, dtype)` makes every check that can fail before a weight is read (memory guard,
-synthetic build, Hub download) and returns a `Plan`; `load(plan)` runs `from_pretrained`,
-`model.to(device)` and `model.eval()`, each timed apart with memory read around it, and returns
-a `LoadedModel` holding its `LoadReport`. `trust_remote_code` is never enabled; weights load
-only from safetensors. Why the phases are apart: docs/loading.md.
+`prepare(src, dev, dtype)` imports the architecture's code and makes every check that can fail before
+a weight is read (memory guard, synthetic build, Hub download, tokenizer) and returns a `Plan`;
+`unload(plan, release)` frees the model held before, as a phase of its own; `load(plan)` runs
+`from_pretrained`, `model.to(device)` and `model.eval()`, each timed apart with memory read around it,
+and returns a `LoadedModel` holding its `LoadReport`. `trust_remote_code` is never enabled; weights
+load only from safetensors. Why the phases are apart: docs/loading.md.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
@@ -36,7 +37,7 @@ def _quiet(frac: float, desc: str) -> None:
 
 @dataclass
 class PhaseReport:
-    name: str  # "estimate", "download" (Hub models), "import", "load", "migrate", "eval"
+    name: str  # "import", "estimate", "download" (Hub), "build" (synthetic), "tokenizer", "unload", "load", ...
     seconds: float
     rss_before: int
     rss_after: int
@@ -118,13 +119,25 @@ class Plan:
     tokenizer: object | None = None  # loaded by the checks, from the files on disk
     download_phase: PhaseReport | None = None  # Hub models only
     folder: str = ""  # what from_pretrained reads: the folder (a Hub model's cached snapshot)
+    import_phase: PhaseReport | None = None  # the architecture's code, imported before the estimate needs it
+    tokenizer_phase: PhaseReport | None = None
+    unload_phase: PhaseReport | None = None  # the model held before, freed (`unload`), when there was one
+    estimate: estimate.Estimate | None = None  # the guard's sizes: the ledger sets the measured weights beside them
+
+    def phases(self) -> list[PhaseReport]:
+        """The phases run so far, in the order they ran (a Hub model's config.json, fetched before the
+        import, is counted in its download phase)."""
+        done = (self.import_phase, self.estimate_phase, self.download_phase, self.build_phase,
+                self.tokenizer_phase, self.unload_phase)
+        return [p for p in done if p is not None]
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
             reclaimable: int = 0) -> Plan:
-    """The checks before a single weight is read: does it fit (`reclaimable`: RAM the loaded model gives
-    back first), a Hub model's download (after the memory check: only config.json comes down before it)
-    and the safetensors checks of what came down, is a synthetic checkpoint built."""
+    """The architecture's import, then the checks before a single weight is read: does it fit
+    (`reclaimable`: RAM the loaded model gives back first), a Hub model's download (after the memory
+    check: only config.json comes down before it) and the safetensors checks of what came down, is a
+    synthetic checkpoint built, the tokenizer."""
     started = time.perf_counter()
     if src.kind == "hub":
         # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
@@ -134,12 +147,17 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         if hub.cached(src.ref) is None:
             hub.config_folder(src.ref)
     configured = time.perf_counter()
+    # Transformers imports each architecture's Python code lazily, on first use: seconds of `import`,
+    # once per process. The estimate below builds the model on the meta device, which would import it
+    # and bill the import to "checking it fits": import it first, as a phase of its own.
+    progress(0.01, phrase("progress.import"))
+    with _timed("import") as imported:
+        cfg = catalog.read_config(src)
+        model_class = _model_class(src, cfg.config)
+    imported.note = said("phase.import", cls=model_class.__name__)
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
-    # The check builds the model on the meta device (shapes, no data), which also imports
-    # the architecture's code: timed here, reported as the "estimate" phase.
     progress(0.02, phrase("progress.estimate"))
     with _timed("estimate") as phase:
-        cfg = catalog.read_config(src)
         est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable)
         phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
                           avail=fmt_bytes(est.available_bytes), where=est.available_source)
@@ -148,10 +166,40 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         download, folder = _download(src, progress, blobs, dl_before, configured - started)
     elif src.kind == "synthetic":
         build = _build_phase(src, progress)
+    progress(0.11, phrase("progress.tokenizer"))
+    with _timed("tokenizer") as checked:
+        tokenizer = _checked_tokenizer(src, folder)
+    checked.note = said("phase.tokenizer", cls=type(tokenizer).__name__)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
-    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=_checked_tokenizer(src, folder),
-                download_phase=download, folder=folder)
+    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=tokenizer, download_phase=download,
+                folder=folder, import_phase=imported, tokenizer_phase=checked, estimate=est)
+
+
+def _model_class(src: ModelSource, config) -> type:
+    """The causal-LM class for `config` (Transformers' mapping; importing its module on first use)."""
+    try:
+        return AutoModelForCausalLM._model_mapping[type(config)]
+    except KeyError:
+        raise UserError.of("err.not_causal", name=src.name, model_type=getattr(config, "model_type", "?")) from None
+    except Exception as e:
+        raise _load_error(src, e) from None
+
+
+def unload(plan: Plan, release: Callable[[], None], progress: Progress = _quiet,
+           previous: str | None = None) -> PhaseReport | None:
+    """Free the model held before (`previous` names it; None: nothing was held) by calling `release`, timed
+    as the load's "unload" phase, its memory read around it; the phase joins `plan`'s and is returned.
+    With nothing held, `release` still runs and no phase is reported."""
+    if previous is None:
+        release()
+        return None
+    progress(0.115, phrase("progress.unload", model=previous))
+    with _timed("unload") as freed:
+        release()
+    freed.note = said("phase.unload", model=previous, freed=fmt_bytes(max(freed.rss_before - freed.rss_after, 0)))
+    plan.unload_phase = freed
+    return freed
 
 
 def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
@@ -214,31 +262,15 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
     # never the network: a Hub model was downloaded by `prepare`
     common = dict(trust_remote_code=False, local_files_only=True)
-    progress(0.12, phrase("progress.tokenizer"))
     try:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    # in the order they ran: the memory check (on config.json alone), then a Hub download or a synthetic build
-    phases = [p for p in (plan.estimate_phase, plan.download_phase, plan.build_phase) if p is not None]
+    phases = plan.phases()  # import, the checks, the unload: in the order they ran
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
-
-    # Find the model class from config.json. Transformers imports each architecture's
-    # Python code lazily, on first use: seconds of `import`, once per process, that
-    # would otherwise be billed to "loading from disk".
-    progress(0.15, phrase("progress.import"))
-    with _timed("import", phases) as imported:
-        try:
-            config = plan.config if plan.config is not None else AutoConfig.from_pretrained(ref, **common)
-            model_class = AutoModelForCausalLM._model_mapping[type(config)]
-        except KeyError:
-            raise UserError.of("err.not_causal", name=src.name,
-                               model_type=getattr(config, "model_type", "?")) from None
-        except Exception as e:
-            raise _load_error(src, e) from None
-    imported.note = said("phase.import", cls=model_class.__name__)
+    config = plan.config  # None for a synthetic model: from_pretrained reads the one written with it
 
     # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
     progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
@@ -279,10 +311,11 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     with _timed("eval", phases, said("phase.eval")):
         model.eval()
 
+    # the last phase ends here: what follows (the report, the ledger) is bookkeeping, in no phase
+    progress(1.0, phrase("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
     report = _report(plan, model, tokenizer, phases, code, fields)
-    progress(1.0, phrase("progress.loaded"))
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=str(model.get_input_embeddings().weight.device))
 
@@ -327,12 +360,13 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
     first, last = by["load"], phases[-1]
     folder = Path(plan.folder or src.ref)
     down = by.get("download")
+    weights, mapped = memory.weights_bytes(model), migration.file_backed_bytes(model)
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
-        dtype_reason=said("note.dtype.auto" if plan.dtype == "auto" else "note.dtype.cast", dtype=actual),
+        dtype_reason=_dtype_reason(plan, actual, weights, mapped),
         param_count=sum(p.numel() for p in params),
         buffer_count=sum(1 for _ in model.buffers()),
-        weights_bytes=memory.weights_bytes(model),
+        weights_bytes=weights,
         disk_bytes=checkpoint.disk_bytes(folder),
         estimate_seconds=by["estimate"].seconds, import_seconds=by["import"].seconds,
         load_seconds=by["load"].seconds, migrate_seconds=by["migrate"].seconds, eval_seconds=by["eval"].seconds,
@@ -343,7 +377,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         migrate_code=code, migrate_fields=fields,
         hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
         placement=_placement(params),
-        file_backed_bytes=migration.file_backed_bytes(model),
+        file_backed_bytes=mapped,
         context_length=estimate.context_length(model.config),
         hint=devices.hint(dev, plan.dtype),
         label=said("label.synthetic") if src.kind == "synthetic" else None,
@@ -351,6 +385,20 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         download_from_cache=(down.bytes == 0) if down else None,
         chat_template=bool(getattr(tokenizer, "chat_template", None)),
     )
+
+
+def _dtype_reason(plan: Plan, actual: str, weights: int, mapped: int | None) -> Said:
+    """What happened to the dtype, from the checkpoint's stored dtype (its safetensors header) and where the
+    loaded weights' bytes lie: kept as stored (mapped from the file, or not), or cast while loading (copied)."""
+    if plan.dtype == "auto":
+        return said("note.dtype.auto", dtype=actual)
+    stored = (plan.estimate.checkpoint or {}).get("dtype") if plan.estimate is not None else None
+    if stored is None:
+        return said("note.dtype.unknown", dtype=actual)
+    sizes = dict(dtype=actual, weights=fmt_bytes(weights), mapped=fmt_bytes(mapped or 0))
+    if stored != actual:  # from_pretrained's cast makes a new tensor per weight: nothing stays mapped
+        return said("note.dtype.cast", stored=stored, **sizes)
+    return said("note.dtype.mapped" if mapped and mapped >= weights else "note.dtype.same", **sizes)
 
 
 def _placement(params: list[torch.nn.Parameter]) -> dict:

@@ -48,6 +48,8 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
         "estimate": t("report.estimate", lang),
         "build": t("report.build", lang),
         "import": t("report.import", lang),
+        "tokenizer": t("report.tokenizer", lang),
+        "unload": t("report.unload", lang),
         "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
         "eval": "`model.eval()`",

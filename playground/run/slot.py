@@ -192,7 +192,7 @@ class ModelSlot:
                 previous = self._spec if self._loaded is not None else None
                 # Free the old model first: two models side by side could exceed the RAM
                 # of a small machine, and would distort the new load's memory figures.
-                self._unload()
+                loader.unload(plan, self._unload, mark, previous=self._loaded and self._loaded.report.model)
                 try:
                     return loader.load(plan, mark), (src, dev, dtype), None
                 except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
