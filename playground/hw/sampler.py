@@ -268,6 +268,7 @@ class _RamReader:
 PROGRESS_PHASES = {
     "progress.download_check": "download", "progress.download": "download", "progress.downloaded": "download",
     "progress.import": "import",
+    "progress.context": "context",
     "progress.estimate": "estimate",
     "progress.tokenizer": "tokenizer",
     "progress.unload": "unload",

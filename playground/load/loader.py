@@ -23,7 +23,7 @@ from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
-from playground.hw import devices, memory
+from playground.hw import devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import catalog, checkpoint, estimate, hub, migration, synthetic
 from playground.load.catalog import ModelSource
@@ -82,6 +82,8 @@ class LoadReport:
     download_bytes: int | None = None
     download_from_cache: bool | None = None
     chat_template: bool = False  # the tokenizer has one: generation applies it unless asked for the raw prompt
+    # every byte after the load, each part from its counter (playground.hw.ledger), the estimate beside the weights
+    ledger: list[ledger.Part] = field(default_factory=list)
 
     @property
     def migrate_note(self) -> Said:
@@ -95,6 +97,7 @@ class LoadReport:
         d["vram"]["reason"] = d["vram"]["reason"] or ""
         for p in d["phases"]:
             p["note"] = p["note"] or ""
+        d["ledger"] = ledger.as_dicts(self.ledger)
         return d
 
 
@@ -104,6 +107,7 @@ class LoadedModel:
     tokenizer: object
     report: LoadReport
     device: str  # where inputs must go: "cpu", "cuda:0", "mps"; for auto the embedding's device
+    folder: str = ""  # the checkpoint's folder (never shown): the ledger reads its mapping's resident pages
 
 
 @dataclass
@@ -123,11 +127,11 @@ class Plan:
     tokenizer_phase: PhaseReport | None = None
     unload_phase: PhaseReport | None = None  # the model held before, freed (`unload`), when there was one
     estimate: estimate.Estimate | None = None  # the guard's sizes: the ledger sets the measured weights beside them
+    context_phase: PhaseReport | None = None  # a GPU's CUDA context, created and measured (its first use only)
 
     def phases(self) -> list[PhaseReport]:
-        """The phases run so far, in the order they ran (a Hub model's config.json, fetched before the
-        import, is counted in its download phase)."""
-        done = (self.import_phase, self.estimate_phase, self.download_phase, self.build_phase,
+        """The phases run so far, in order (a Hub model's config.json, fetched first, counts as download)."""
+        done = (self.import_phase, self.context_phase, self.estimate_phase, self.download_phase, self.build_phase,
                 self.tokenizer_phase, self.unload_phase)
         return [p for p in done if p is not None]
 
@@ -155,6 +159,7 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         cfg = catalog.read_config(src)
         model_class = _model_class(src, cfg.config)
     imported.note = said("phase.import", cls=model_class.__name__)
+    context = _context_phase(dev, progress)  # a GPU's first use in this process: its CUDA context, measured
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
     progress(0.02, phrase("progress.estimate"))
     with _timed("estimate") as phase:
@@ -173,7 +178,21 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
     return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=tokenizer, download_phase=download,
-                folder=folder, import_phase=imported, tokenizer_phase=checked, estimate=est)
+                folder=folder, import_phase=imported, tokenizer_phase=checked, estimate=est, context_phase=context)
+
+
+def _context_phase(dev: DeviceInfo, progress: Progress) -> PhaseReport | None:
+    """A GPU's first CUDA call creates its context (VRAM, 1-2.5 GB of host RAM, seconds): timed and measured
+    here, before the estimate's free-memory query would create it unseen. None when it exists already."""
+    index = int(dev.id.split(":")[1]) if dev.kind == "cuda" else None
+    if index is None or not ledger.cuda_context_pending(index):
+        return None
+    progress(0.015, phrase("progress.context", device=dev.id))
+    with _timed("context") as made:
+        cost = ledger.cuda_context(index)
+    made.note = said("phase.context", device=dev.id, host=fmt_bytes(cost["host_bytes"] or 0),
+                     vram=fmt_bytes(cost["device_bytes"]) if cost["device_bytes"] is not None else "?")
+    return made
 
 
 def _model_class(src: ModelSource, config) -> type:
@@ -317,7 +336,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
     report = _report(plan, model, tokenizer, phases, code, fields)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
-                       device=str(model.get_input_embeddings().weight.device))
+                       device=str(model.get_input_embeddings().weight.device), folder=ref)
 
 
 @contextmanager
@@ -384,6 +403,8 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
         download_from_cache=(down.bytes == 0) if down else None,
         chat_template=bool(getattr(tokenizer, "chat_template", None)),
+        ledger=ledger.assemble(model, runtime_rss=first.rss_before, folder=str(folder),
+                               weights_estimate=plan.estimate.weights_bytes if plan.estimate is not None else None),
     )
 
 

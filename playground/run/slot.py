@@ -19,12 +19,12 @@ from playground.core import threads
 from playground.core.errors import UserError, shown
 from playground.core.paths import by_role
 from playground.core.inputs import GenerationParams
-from playground.hw import memory
+from playground.hw import ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.hw.sampler import Sampler, marking_progress
 from playground.load import loader
 from playground.load.catalog import ModelSource
-from playground.run import compiled, decode, generation
+from playground.run import accounting, compiled, decode, generation
 from playground.run.generation import ENGINES
 
 
@@ -222,7 +222,9 @@ class ModelSlot:
             if lm is None:
                 raise UserError.of("err.unloaded")
             made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
-            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
+            meter = accounting.Meter(lm)  # the generation's ledger, read once the last token is out
+            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
+                                           meter=meter)
             sampler = Sampler(hz=15)
             self._gen_timeline = sampler  # readable while it runs: the last update draws it
             with sampler:
@@ -234,6 +236,9 @@ class ModelSlot:
                         decoding = True
                     for k, v in made_by.items():
                         setattr(stats, k, v)
+                    if stats.finish_reason != "running":
+                        stats.ledger = ledger.as_dicts(meter.parts(stats.prompt_tokens, stats.new_tokens))
+                        meter.release()
                     yield text, stats
 
     @contextmanager

@@ -108,7 +108,7 @@ def diagnose_error(text: str) -> dict:
         return diagnose.diagnose(inputs.check_diagnose_text(text)).to_dict()
 
 
-def _estimate(model: object, dtype: object, device: object = "cpu") -> sizing.Estimate:
+def estimate_of(model: object, dtype: object, device: object = "cpu") -> sizing.Estimate:
     dt = devices.parse_dtype(dtype)
     dev = devices.parse_device(device)
     return sizing.estimate_model(catalog.read_config(catalog.resolve(model)), dev, dt)
@@ -117,7 +117,7 @@ def _estimate(model: object, dtype: object, device: object = "cpu") -> sizing.Es
 def estimate(model: str, dtype: str) -> dict:
     """Size a model from its config alone (built on the meta device), and say whether it fits here."""
     with gr_errors():
-        return _estimate(model, dtype).to_dict()
+        return estimate_of(model, dtype).to_dict()
 
 
 def _compare_request(model: object, pairs: object, max_new_tokens: object):
@@ -149,8 +149,20 @@ def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress
     with gr_errors(lang):
         report = SLOT.load(*loader.parse(model, device, dtype), progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
     timeline = ui_timeline_data()
-    return (views.report_markdown(report, lang), report.to_dict(), views.status_markdown(SLOT.status(), lang),
-            *ui_timeline(timeline, lang), report, timeline)
+    d = report.to_dict()
+    book = (d["ledger"], "after_load")
+    return (views.report_markdown(report, lang), d, views.status_markdown(SLOT.status(), lang),
+            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book)
+
+
+def ui_ledger(book: tuple | None, lang: str) -> tuple:
+    """The ledger's two stacked-bar plots and its table, in `lang`; `book`: (part dicts, moment)."""
+    parts, moment = book or ([], "after_load")
+    lang = page_lang(lang)
+    proc, whole = views.ledger_frames(parts, lang)
+    return (gr.BarPlot(value=proc, **views.ledger_words(lang, "process")),
+            gr.BarPlot(value=whole, **views.ledger_words(lang, "device")),
+            views.ledger_markdown(parts, lang, moment))
 
 
 def ui_room(prompt: object, chat_template: object) -> tuple[int | None, int | None]:
@@ -200,12 +212,6 @@ def ui_timeline(data: tuple | None, lang: str) -> tuple:
             views.peaks_markdown(peaks, lang))
 
 
-def ui_estimate(model: str, device: str, dtype: str, lang: str):
-    with gr_errors(lang):
-        est = _estimate(model, dtype, device)
-    return views.estimate_markdown(est, page_lang(lang)), est
-
-
 def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
     lang = page_lang(lang)
     with gr_errors(lang):
@@ -246,8 +252,8 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
 
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
                 request: gr.Request = None, chat_template=True):
-    """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), and the states of the
-    stats, the lab result and the timeline."""
+    """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), the states of the stats, the
+    lab result and the timeline, then the ledger (its two plots and table) and its state."""
     lang = page_lang(lang)
     skip = gr.skip()
     with gr_errors(lang):
@@ -255,9 +261,9 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             # The output box, the stats and the code to copy belong to a generation: a lab run clears them.
             sc = scenarios.get(mistake)
             none = t("page.snippet.none", lang)
-            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip
+            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip, skip, skip, skip, skip
             result = run_lab(sc)
-            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip
+            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip, skip, skip, skip, skip
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
@@ -266,14 +272,16 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                                        session_of(request), engine, p.chat_template):
             stats = views.stats_from_dict(d)
             if stats.finish_reason == "running":
-                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip
+                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
             else:
                 final = d
         # the code to copy, for the model and engine that produced this text (taken after the run: the
         # stats name the model; a load by another visitor in between is announced by them)
         snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")))
         timeline = ui_timeline_data()
-        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline)
+        book = (final.get("ledger") or [], "after_generation")
+        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline,
+               *ui_ledger(book, lang), book)
 
 
 def relang_stats(lang: str, d: dict | None) -> str:
@@ -282,17 +290,18 @@ def relang_stats(lang: str, d: dict | None) -> str:
     return views.stats_markdown(views.stats_from_dict(d), lang) + views.per_token_markdown(d, lang)
 
 
-def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new) -> list:
+def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new, book) -> list:
     """Every result of the Playground tab, said again in `lang`."""
     return [views.report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
-            views.estimate_markdown(estimate_, lang) if estimate_ is not None else "",
+            views.estimate_fit_markdown(estimate_, lang),
             *ui_timeline(timeline, lang),
             relang_stats(lang, stats),
             render.result_markdown(lab, lang) if lab is not None else "",
             slider_update(room or (None, None), max_new, lang),
             gr.update(choices=catalog.choices(lang)), gr.update(choices=views.engine_choices(lang)),
             gr.update(choices=views.decoding_choices(lang)),
-            views.devices_html(devices.discover(), lang)]
+            views.devices_html(devices.discover(), lang),
+            *ui_ledger(book, lang)]
 
 
 def ui_decoding(mode: str):

@@ -15,7 +15,7 @@ import gradio as gr
 from playground.core import settings
 from playground.core.i18n import t
 from playground.run.slot import SLOT
-from playground.web import handlers as h, handlers_speed as hs, style, views
+from playground.web import handlers as h, handlers_memory as hm, handlers_speed as hs, style, views
 from playground.web.page import LANE, PRIVATE, Page
 from playground.web.tabs import compare, diagnose, factcheck, inspect, play, speed
 
@@ -52,6 +52,7 @@ def build() -> gr.Blocks:
         gr.api(h.break_it, api_name="break_it", **LANE)
         gr.api(h.diagnose_error, api_name="diagnose")
         gr.api(h.estimate, api_name="estimate", **LANE)
+        gr.api(hm.fit, api_name="fit", **LANE)
         gr.api(h.compare, api_name="compare", **LANE)
         gr.api(h.fact_checks, api_name="fact_checks", **LANE)
         gr.api(h.fact_check, api_name="fact_check", **LANE)

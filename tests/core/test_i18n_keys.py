@@ -19,6 +19,7 @@ import playground.lab.scenarios  # noqa: F401
 from playground.core import i18n
 from playground.core.i18n import TABLE
 from playground.core.paths import PACKAGE
+from playground.hw import ledger
 from playground.hw.sampler import PROGRESS_PHASES
 from playground.lab.factcheck.claim import VERDICTS
 from playground.run import decode, generation
@@ -45,6 +46,14 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "bw.how.{}": ("read", "memcpy", "cast"),  # web/views_speed.py: the CPU's rows
     "fact.verdict.{}": tuple(v.replace(" ", "_") for v in VERDICTS),
     "bw.gap.{}": ("measured", "predicted", "pinned", "link", "tutorial", "cast"),  # web/views_speed.py: gap_markdown
+    # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
+    "ledger.part.{}": ledger.PARTS,
+    "ledger.counter.{}": ledger.COUNTERS,
+    "ledger.col.{}": ("part", "bytes", "counter", "estimate", "error"),
+    "ledger.{}": ("after_load", "after_generation"),  # the moment a ledger was read
+    "ledger.bar.{}": ("process", "device"),
+    "ledger.total.{}": ("cpu", "gpu", "mps"),
+    "fit.col.{}": ("device", "free", "weights", "kv", "act", "need", "fits", "largest"),
 }
 
 

@@ -16,6 +16,7 @@ TEXT: dict[str, W] = {
     "progress.estimate": W("estimate: does it fit? (built on the meta device)", "估算：放得下吗？（在 meta 设备上构建）"),
     "progress.tokenizer": W("tokenizer: the safetensors files checked, AutoTokenizer.from_pretrained",
                             "分词器：检查 safetensors 文件，AutoTokenizer.from_pretrained"),
+    "progress.context": W("CUDA context: the first call on {device}", "CUDA 上下文：{device} 上的第一次调用"),
     "progress.unload": W("unload: freeing {model}", "卸载：正在释放 {model}"),
     "progress.import": W("import: the architecture's Python code (first load only)",
                          "导入：这个架构的 Python 代码（只在第一次加载时）"),

@@ -15,6 +15,8 @@ TEXT: dict[str, W] = {
     "report.estimate": W("check it fits: build on the meta device, no weights", "检查能否放下：在 meta 设备上构建，不含权重"),
     "report.check": W("memory check", "内存检查"),
     "report.tokenizer": W("check the safetensors files, load the tokenizer", "检查 safetensors 文件，加载分词器"),
+    "report.context": W("create the CUDA context (the GPU's first use in this process)",
+                        "创建 CUDA 上下文（本进程第一次使用这块 GPU）"),
     "report.unload": W("free the model loaded before (gc, malloc_trim)", "释放之前加载的模型（gc、malloc_trim）"),
     "report.mmap": W(
         "float32 on the CPU from a float32 checkpoint: Transformers maps the file into memory instead of "
@@ -142,6 +144,8 @@ TEXT: dict[str, W] = {
     "phase.tokenizer": W("every safetensors file complete; {cls} loaded from the files",
                          "每个 safetensors 文件都完整；已从文件加载 {cls}"),
     "phase.unload": W("freed {model}: RSS fell by {freed}", "释放了 {model}：RSS 减少了 {freed}"),
+    "phase.context": W("the first CUDA call on {device} created its context: {host} of host RAM, {vram} of VRAM",
+                       "{device} 上的第一次 CUDA 调用创建了它的上下文：主机内存 {host}，显存 {vram}"),
     "label.synthetic": W("random weights: the text is noise; the timings and memory are real",
                          "随机权重：生成的文字没有意义；计时和内存是真实的"),
     "phase.build": W(
@@ -161,6 +165,7 @@ TEXT: dict[str, W] = {
     "phase.name.estimate": W("estimate", "估算"),
     "phase.name.import": W("import", "导入"),
     "phase.name.tokenizer": W("tokenizer", "分词器"),
+    "phase.name.context": W("CUDA context", "CUDA 上下文"),
     "phase.name.unload": W("unload", "卸载"),
     "phase.name.load": W("load", "加载"),
     "phase.name.migrate": W("migrate", "迁移"),
