@@ -27,7 +27,7 @@ PARTS = ("runtime", "cuda_context", "weights", "weights_mapped", "weights_copied
 COUNTERS = (
     "rss", "rss_idle", "smaps", "storages", "cache_object", "vmhwm", "meminfo_free", "meminfo_others",
     "cuda_context", "cuda_allocator", "cuda_max_allocated", "mem_get_info", "nvml_process", "nvml_others",
-    "mps_allocator", "mps_recommended",
+    "mps_allocator", "mps_recommended", "live_tensors",
 )
 # scope: "process" parts sum, with `unaccounted`, to what the process holds on the device; "peak" rises above
 # them and falls back (drawn on top); "within" is part of another part (`within` names it; not drawn);

@@ -14,6 +14,8 @@ import weakref
 from dataclasses import asdict, dataclass, field
 
 import torch
+import torch.utils._pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers.cache_utils import get_layer_types_and_kwargs
 
 from playground.core import threads
@@ -21,11 +23,10 @@ from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
 from playground.hw import devices
-from playground.hw.ledger import Peak
 from playground.load import estimate
 from playground.load.catalog import ModelConfig
 
-MEASURE_TOKENS = (16, 48)  # the two short prompts the activation peak is measured on
+MEASURE_TOKENS = (16, 128)  # the two short prompts the activation peak is measured on (at most half the context)
 
 
 def _layers(config) -> list[int | None]:
@@ -66,50 +67,83 @@ _MEASURED: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyD
 
 
 def activation(model: torch.nn.Module, device: str) -> dict:
-    """The prefill's peak above the weights and its cache, measured on two short prompts (MEASURE_TOKENS) of
-    the loaded model and remembered for it: `per_token` (the rise that grows with the prompt) and `fixed`
-    (what does not: the last position's logits). A first forward pass reads a memory-mapped model's pages
-    in, so that they are not counted as activations. The counter is the device's peak (`hw.ledger.Peak`)."""
+    """The prefill's peak above the weights and its cache, measured on two short prompts (MEASURE_TOKENS, at
+    most half the context) as the most bytes of tensors alive at once (`LiveTensors`), and remembered for the
+    model: `per_token` (what grows with the prompt) and `fixed` (what does not: the last position's logits).
+    The process's RSS rises by more and by varying amounts (the allocator's pages, Python's objects), which
+    the ledger of each generation shows beside it."""
     if model in _MEASURED:
         return _MEASURED[model]
     _MEASURED[model] = threads.run(_measure, model, device, name="activation-peak")  # torch work: a fresh thread
     return _MEASURED[model]
 
 
+class LiveTensors(TorchDispatchMode):
+    """The most bytes of tensors alive at once while the block runs, counted op by op: each new storage an
+    operator makes is counted until the last tensor on it is freed (a view adds a reference, not bytes).
+    PyTorch's own allocations, not the allocator's rounding nor Python's objects: the same on every device."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = self.peak = 0
+        self._refs: dict[int, list[int]] = {}  # storage address -> [bytes, tracked tensors on it]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {id(a) for a in pytree.tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor)}
+        for t in pytree.tree_leaves(out):
+            if isinstance(t, torch.Tensor) and id(t) not in inputs and t.device.type != "meta":
+                self._track(t)
+        return out
+
+    def _track(self, t: torch.Tensor) -> None:
+        storage = t.untyped_storage()
+        key, n = storage.data_ptr(), storage.nbytes()
+        if not n:
+            return
+        ref = self._refs.setdefault(key, [n, 0])
+        if ref[1] == 0:
+            self.live += n
+            self.peak = max(self.peak, self.live)
+        ref[1] += 1
+        weakref.finalize(t, self._drop, key)
+
+    def _drop(self, key: int) -> None:
+        ref = self._refs.get(key)
+        if ref is not None:
+            ref[1] -= 1
+            if ref[1] == 0:
+                self.live -= ref[0]
+                del self._refs[key]
+
+
 def _measure(model: torch.nn.Module, device: str) -> dict:
     first = next(model.parameters())
     vocab = model.get_input_embeddings().num_embeddings
-    keep = {"logits_to_keep": 1}  # as generate() computes them: the last position only
-    rises = []
-    with torch.inference_mode():
-        for n in (MEASURE_TOKENS[0], *MEASURE_TOKENS):  # the first run is a warm-up
-            ids = torch.arange(n, device=first.device).remainder(vocab).unsqueeze(0)
-            peak = Peak(device).start()
-            out = model(input_ids=ids, use_cache=True, **keep)
-            rise = peak.read()
-            kv = sum(t.numel() * t.element_size() for layer in getattr(out.past_key_values, "layers", [])
-                     for t in (layer.keys, layer.values) if t is not None)
+    ctx = estimate.context_length(model.config) or 1 << 20
+    short, long = MEASURE_TOKENS[0], min(MEASURE_TOKENS[1], max(ctx // 2, MEASURE_TOKENS[0] + 1))
+    rise: dict[int, int] = {}
+    for n in (short, long):
+        ids = torch.arange(n, device=first.device).remainder(vocab).unsqueeze(0)
+        with torch.inference_mode(), LiveTensors() as live:
+            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)  # as generate() runs a prefill
             del out
-            rises.append(None if rise is None else max(rise - kv, 0))
-    (a, b), (na, nb) = rises[1:], MEASURE_TOKENS
-    if a is None or b is None:
-        found = dict(measured=False, per_token=0, fixed=0, counter=peak.counter, reason=peak.reason, tokens=None)
-    else:
-        per = max((b - a) / (nb - na), 0.0)
-        found = dict(measured=True, per_token=per, fixed=max(a - per * na, 0.0), counter=peak.counter, reason=None,
-                     tokens=list(MEASURE_TOKENS))
-    return found
+        rise[n] = max(live.peak - kv_bytes(model.config, first.dtype, n), 0)  # the cache made is not activation
+    per = max((rise[long] - rise[short]) / (long - short), 0.0)
+    return dict(measured=True, per_token=per, fixed=max(rise[short] - per * short, 0.0), counter="live_tensors",
+                reason=None, tokens=[short, long])
 
 
 def activation_from_config(config, dtype: torch.dtype) -> dict:
-    """Without the model loaded: a transformer block's largest live set per token (its input, the MLP's
-    intermediate and its output, or q, k, v and the attention's output), and one position's float32
-    logits. Arithmetic, not a measurement: the panel says so."""
+    """Without the model loaded: per token, a block's hidden-sized tensors (the residual, the norm, q, k, v,
+    the attention's output) and its MLP's two intermediate ones, and one position's float32 logits.
+    Arithmetic, not a measurement, and the panel says so: GPT-2's shapes measure about 22 hidden-sized
+    tensors per token alive at the peak of a 128-token prefill against this arithmetic's 14."""
     cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
     hidden = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0))
     inter = int(getattr(cfg, "intermediate_size", None) or getattr(cfg, "n_inner", None) or 4 * hidden)
     size = torch.empty((), dtype=dtype).element_size()
-    per = size * max(4 * hidden, 2 * hidden + inter)
+    per = size * (6 * hidden + 2 * inter)
     return dict(measured=False, per_token=float(per), fixed=float(4 * int(getattr(cfg, "vocab_size", 0))),
                 counter="config", reason=said("fit.act.config"), tokens=None)
 
@@ -213,8 +247,6 @@ def fit(cfg: ModelConfig, dtype: devices.Dtype, context: int, batch: int, loaded
     ctx_len = estimate.context_length(cfg.config)
     same = loaded is not None and loaded.report.model == cfg.source.name and loaded.report.dtype == resolved
     act = activation(loaded.model, loaded.device) if same else activation_from_config(cfg.config, tdtype)
-    if same and not act["measured"]:
-        act = activation_from_config(cfg.config, tdtype) | dict(reason=act["reason"])
     shape = estimate.kv_shape(cfg.config)
     per_token = estimate.kv_bytes_per_token(cfg.config, tdtype)
     out = Fit(cfg.source.name, resolved, context, batch, ctx_len, per_token,
@@ -241,8 +273,6 @@ def check_context(loaded, tokens: int, batch: int = 1) -> None:
     tdtype = next(model.parameters()).dtype
     weights = sum(t.numel() * t.element_size() for t in estimate_tensors(model) if _on(t, dev))
     act = activation(model, loaded.device)
-    if not act["measured"]:
-        act = activation_from_config(model.config, tdtype)
     free, _ = free_memory(dev, loaded)
     kv, a, total = need(model.config, tdtype, weights, act, tokens, batch)
     if total > free:

@@ -75,6 +75,8 @@ TEXT: dict[str, W] = {
                                       "`torch.mps.driver_allocated_memory()` 和 `current_allocated_memory()`"),
     "ledger.counter.mps_recommended": W("`torch.mps.recommended_max_memory()` − `driver_allocated_memory()`",
                                         "`torch.mps.recommended_max_memory()` 减去 `driver_allocated_memory()`"),
+    "ledger.counter.live_tensors": W("the most bytes of tensors alive at once, counted op by op (TorchDispatchMode)",
+                                     "同一时刻存活张量的最大字节数，逐个算子统计（TorchDispatchMode）"),
     # why a part cannot be read, or what its number covers
     "ledger.note.mapped": W("{mapped} of the weights lie in the mapping, {resident} of it resident: a page is "
                             "read from the file the first time a forward pass touches it",
