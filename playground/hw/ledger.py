@@ -21,11 +21,11 @@ from playground.core.i18n import Said, bilingual, said
 from playground.hw import memory
 
 # Each part by its name (its words: ledger.part.<name>). Another part is added here, by name, with its words.
-PARTS = ("runtime", "cuda_context", "weights", "weights_mapped", "weights_copied", "kv_cache", "activations",
+PARTS = ("runtime", "libraries", "cuda_context", "weights", "weights_mapped", "weights_copied", "kv_cache", "activations",
          "allocator_cache", "unaccounted", "other_processes", "free")
 # Each counter by its key (its words: ledger.counter.<key>): what reads the bytes.
 COUNTERS = (
-    "rss", "rss_idle", "smaps", "storages", "cache_object", "vmhwm", "meminfo_free", "meminfo_others",
+    "rss", "rss_anon_idle", "smaps_files", "smaps", "storages", "cache_object", "vmhwm", "meminfo_free", "meminfo_others",
     "cuda_context", "cuda_allocator", "cuda_max_allocated", "mem_get_info", "nvml_process", "nvml_others",
     "mps_allocator", "mps_recommended", "live_tensors",
 )
@@ -87,22 +87,35 @@ def file_mappings(suffix: str = "") -> list[tuple[int, int, str]] | None:
     return out
 
 
-def resident_in_files(folder: str, suffix: str = ".safetensors") -> int | None:
-    """Resident bytes (smaps `Rss`) of this process's mappings of the `suffix` files inside `folder`: the
-    pages of a memory-mapped checkpoint that have been read. None off Linux."""
-    root = os.path.realpath(folder) + os.sep
-    total, inside = 0, False
+def resident_files(folder: str | None) -> tuple[int, int] | None:
+    """(resident bytes of this process's mappings of the `.safetensors` files inside `folder`, resident bytes
+    of every other mapped file but checkpoints: the interpreter, libtorch and the other libraries' code and
+    data), from one read of /proc/self/smaps. A library's code pages come in as its code first runs, so the
+    second grows after the first generation. None off Linux."""
+    root = os.path.realpath(folder) + os.sep if folder else None
+    checkpoint = libraries = 0
+    kind = ""
     try:
         with open("/proc/self/smaps", encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 if line[0] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:  # a mapping's header line
-                    path = line.rstrip("\n").split(maxsplit=5)[-1]
-                    inside = path.endswith(suffix) and os.path.realpath(path).startswith(root)
-                elif inside and line.startswith("Rss:"):
-                    total += int(line.split()[1]) * 1024
+                    fields = line.rstrip("\n").split(maxsplit=5)
+                    path = fields[5] if len(fields) == 6 else ""
+                    if not path.startswith("/"):
+                        kind = ""  # anonymous: the heap, stacks, [vdso]
+                    elif path.endswith(".safetensors"):
+                        kind = "mine" if root and os.path.realpath(path).startswith(root) else ""
+                    else:
+                        kind = "lib"
+                elif kind and line.startswith("Rss:"):
+                    n = int(line.split()[1]) * 1024
+                    if kind == "mine":
+                        checkpoint += n
+                    else:
+                        libraries += n
     except OSError:
         return None
-    return total
+    return checkpoint, libraries
 
 
 def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -114,11 +127,11 @@ def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
     return out
 
 
-def weights(model: torch.nn.Module, estimate: int | None, folder: str | None) -> list[Part]:
+def weights(model: torch.nn.Module, estimate: int | None, resident: int | None) -> list[Part]:
     """The weights on every device they occupy. In RAM, split into what lies in the checkpoint's memory
-    mapping (resident pages, smaps: pages not read yet are on disk, not in RAM) and what was copied into
-    memory PyTorch allocated (a cast, a synthetic build); `estimate` is set beside the total when every
-    weight is on one device."""
+    mapping (`resident`: its resident pages, from smaps; pages not read yet are on disk, not in RAM) and
+    what was copied into memory PyTorch allocated (a cast, a synthetic build); `estimate` is set beside
+    the total when every weight is on one device."""
     by_device: dict[str, list[torch.Tensor]] = {}
     for t in _tensors(model):
         by_device.setdefault(device_name(t.device), []).append(t)
@@ -133,7 +146,7 @@ def weights(model: torch.nn.Module, estimate: int | None, folder: str | None) ->
         maps = file_mappings(".safetensors") or []
         mapped = sum(t.numel() * t.element_size() for t in ts
                      if not t.untyped_storage().resizable() and any(lo <= t.data_ptr() < hi for lo, hi, _ in maps))
-        resident = resident_in_files(folder) if folder and mapped else (0 if mapped == 0 else None)
+        resident = 0 if mapped == 0 else resident
         note = (said("ledger.note.mapped", mapped=_mib(mapped), resident=_mib(resident))
                 if mapped and resident is not None and resident < mapped else None)
         out += [part("weights", dev, total, "storages", scope="total", estimate=est),
@@ -297,7 +310,7 @@ def ram_parts(rss: int, held: list[Part]) -> list[Part]:
     (MemTotal - MemAvailable - RSS) and what the kernel can still give (MemAvailable)."""
     mine = sum(p.bytes or 0 for p in held if p.device == "cpu" and p.scope == "process")
     total, avail = _meminfo()
-    out = [part("unaccounted", "cpu", rss - mine, "rss")]
+    out = [part("unaccounted", "cpu", rss - mine, "rss", note=said("ledger.note.negative") if rss < mine else None)]
     if total is not None:
         out += [part("other_processes", "cpu", max(total - avail - rss, 0), "meminfo_others", scope="device"),
                 part("free", "cpu", avail, "meminfo_free", scope="device")]
@@ -327,18 +340,22 @@ def mps_parts(held: list[Part]) -> list[Part]:
 
 
 # -- one moment, every device ----------------------------------------------------------
-def assemble(model: torch.nn.Module, *, runtime_rss: int | None, weights_estimate: int | None,
+def assemble(model: torch.nn.Module, *, runtime_anon: int | None, weights_estimate: int | None,
              folder: str | None, extra: list[Part] = (), rss: int | None = None) -> list[Part]:
-    """Every part of this moment: the runtime (`runtime_rss`: RSS read with no model's weights held, just
-    before from_pretrained), the CUDA context's host RAM inside it, the weights on each device, the `extra`
-    parts (a KV cache, a prefill's peak, another part by name), then each device's own parts and what no
-    part explains. `rss`: the process's RSS now (read here when not given)."""
-    held: list[Part] = [part("runtime", "cpu", runtime_rss, "rss_idle",
-                             note=None if runtime_rss is not None else said("ledger.note.no_idle"))]
+    """Every part of this moment: the runtime (`runtime_anon`: the anonymous memory read with no model's
+    weights held, just before from_pretrained; the CUDA context's host RAM is a share of it), the libraries'
+    resident file pages (read now), the weights on each device, the `extra` parts (a KV cache, a prefill's
+    peak, another part by name), then each device's own parts and what no part explains. `rss`: the
+    process's RSS now (read here when not given)."""
+    files = resident_files(folder)
+    held: list[Part] = [part("runtime", "cpu", runtime_anon, "rss_anon_idle",
+                             note=None if runtime_anon is not None else said("ledger.note.no_idle")),
+                        part("libraries", "cpu", files[1] if files else None, "smaps_files",
+                             note=None if files else said("ledger.note.no_smaps"))]
     for index, c in sorted(_CONTEXT.items()):
         if c.get("host_bytes") is not None:
             held.append(part("cuda_context", "cpu", c["host_bytes"], "cuda_context", scope="within", within="runtime"))
-    held += weights(model, weights_estimate, folder)
+    held += weights(model, weights_estimate, files[0] if files else None)
     held += list(extra)
     devices = {p.device for p in held} | {"cpu"}
     out = list(held) + ram_parts(memory.rss_bytes() if rss is None else rss, held)

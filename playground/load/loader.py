@@ -293,6 +293,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
 
     # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
     progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
+    idle = memory.rss_anonymous()  # no model's weights held: the ledger's runtime
     with _timed("load", phases):
         failure = None
         try:
@@ -334,7 +335,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     progress(1.0, phrase("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
-    report = _report(plan, model, tokenizer, phases, code, fields)
+    report = _report(plan, model, tokenizer, phases, code, fields, idle)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=str(model.get_input_embeddings().weight.device), folder=ref)
 
@@ -370,7 +371,8 @@ def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memo
     )
 
 
-def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict) -> LoadReport:
+def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict,
+            idle: int | None) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")
@@ -403,7 +405,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
         download_from_cache=(down.bytes == 0) if down else None,
         chat_template=bool(getattr(tokenizer, "chat_template", None)),
-        ledger=ledger.assemble(model, runtime_rss=first.rss_before, folder=str(folder),
+        ledger=ledger.assemble(model, runtime_anon=idle, folder=str(folder),
                                weights_estimate=plan.estimate.weights_bytes if plan.estimate is not None else None),
     )
 

@@ -48,7 +48,7 @@ class Meter:
         """Read where memory stands, before the engine's clock starts: the mapped weights' resident pages
         (paged in during the prefill, they are not activations) and the peak counter's start."""
         if self.lm.report.file_backed_bytes:
-            self.mapped_before = ledger.resident_in_files(self.lm.folder)
+            self.mapped_before = (ledger.resident_files(self.lm.folder) or (None,))[0]
         self.peak.start()
 
     def first_token(self) -> None:
@@ -75,7 +75,8 @@ class Meter:
         extra.append(self._activations(dev, kv, tokens, prompt_tokens))
         weights = next((p for p in r.ledger if p.part == "weights"), None)
         runtime = next((p.bytes for p in r.ledger if p.part == "runtime"), None)
-        return ledger.assemble(model, runtime_rss=runtime, folder=self.lm.folder, extra=extra,
+        memory.trim_heap()  # pages glibc kept after the generation's frees go back first: free memory is no part
+        return ledger.assemble(model, runtime_anon=runtime, folder=self.lm.folder, extra=extra,
                                weights_estimate=weights.estimate_bytes if weights is not None else None)
 
     def _activations(self, dev: str, kv: int | None, tokens: int, prompt_tokens: int) -> Part:
@@ -86,7 +87,7 @@ class Meter:
         prompt_kv = kv * prompt_tokens // tokens if kv and tokens else 0
         paged = 0
         if self.mapped_before is not None:
-            now = ledger.resident_in_files(self.lm.folder)
+            now = (ledger.resident_files(self.lm.folder) or (None,))[0]
             paged = max((now or 0) - self.mapped_before, 0)
         note = said("ledger.note.activations", rise=fmt_bytes(self.rise), kv=fmt_bytes(prompt_kv), paged=fmt_bytes(paged))
         return ledger.part("activations", dev, max(self.rise - prompt_kv - paged, 0), self.peak.counter, scope="peak",
