@@ -9,6 +9,7 @@ from playground.core.markdown import table
 from playground.core.units import fmt_bytes
 from playground.lab.diagnose import DiagnoseResult
 from playground.lab.inspect import InspectReport
+from playground.lab.oom import Oom
 from playground.lab.result import BreakResult
 from playground.lab.scenarios import SCENARIOS
 
@@ -97,11 +98,33 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
     return "\n".join(out) + "\n"
 
 
+def oom_markdown(o: Oom, lang: str = "en") -> str:
+    """An out-of-memory message's numbers, part by part, and the remedies they point at, in `lang`."""
+    out = [f"#### {t('oom.title', lang)}\n", t("oom.read", lang, kind=t(f"oom.kind.{o.kind}", lang)) + "\n"]
+    if o.kind == "cpu":
+        out.append(t("oom.summary_cpu", lang, requested=fmt_bytes(o.requested)) + "\n")
+    else:
+        out.append(t("oom.summary", lang, device=o.device, requested=fmt_bytes(o.requested),
+                     free=fmt_bytes(o.free), total=fmt_bytes(o.total)) + "\n")
+        rows = [(t(f"oom.part.{p}", lang), fmt_bytes(b)) for p, b in o.parts()]
+        out.append(table([t("oom.col.part", lang), t("oom.col.bytes", lang)], rows, "lr") + "\n")
+    if o.kind == "cuda_1x":
+        out.append(f"_{t('oom.note_1x', lang)}_\n")
+    if o.processes:
+        listed = ", ".join(f"{pid}: {fmt_bytes(b)}" for pid, b in o.processes)
+        out.append(t("oom.processes", lang, list=listed) + "\n")
+    out.append(f"**{t('oom.remedies', lang)}**\n")
+    out += [f"- {r.text(lang)}" for r in o.remedies()]
+    return "\n".join(out) + "\n"
+
+
 def diagnose_markdown(result: DiagnoseResult, lang: str = "en", top: int = 3) -> str:
-    """The diagnosis as Markdown (with an HTML before/after table per match) in 'en' or 'zh'."""
+    """The diagnosis as Markdown (with an HTML before/after table per match) in 'en' or 'zh'; an out-of-memory
+    message's own numbers and remedies first."""
     if not result.recognised:
         return f"**{t('ui.not_recognised', lang)}**\n"
-    out = [f"#### {t('ui.matches', lang)}\n"]
+    out = [oom_markdown(result.oom, lang)] if result.oom is not None else []
+    out.append(f"#### {t('ui.matches', lang)}\n")
     for i, m in enumerate(result.matches[:top], 1):
         title = m.title.text(lang)
         out.append(f"**{i}. {html.escape(title)}** (`{m.id}`)\n")

@@ -131,9 +131,8 @@ class Plan:
 
     def phases(self) -> list[PhaseReport]:
         """The phases run so far, in order (a Hub model's config.json, fetched first, counts as download)."""
-        done = (self.import_phase, self.context_phase, self.estimate_phase, self.download_phase, self.build_phase,
-                self.tokenizer_phase, self.unload_phase)
-        return [p for p in done if p is not None]
+        return [p for p in (self.import_phase, self.context_phase, self.estimate_phase, self.download_phase,
+                            self.build_phase, self.tokenizer_phase, self.unload_phase) if p is not None]
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
@@ -371,8 +370,7 @@ def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memo
     )
 
 
-def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict,
-            idle: int | None) -> LoadReport:
+def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")

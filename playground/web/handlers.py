@@ -352,9 +352,18 @@ def ui_inspect(which: str, lang: str):
 
 
 def ui_diagnose(text: str, lang: str):
+    """The diagnosis, the out-of-memory bar (shown only when the text holds one), and the diagnosis as data."""
     with gr_errors(lang):
         found = diagnose.diagnose(inputs.check_diagnose_text(text))
-    return render.diagnose_markdown(found, page_lang(lang)), found
+    return (*relang_diagnose(page_lang(lang), found), found)
+
+
+def relang_diagnose(lang: str, found) -> tuple:
+    if found is None:
+        return "", gr.BarPlot(visible=False)
+    o = found.oom
+    bar = gr.BarPlot(value=views.oom_frame(o, lang), visible=o is not None and o.kind != "cpu", **views.oom_words(lang))
+    return render.diagnose_markdown(found, lang), bar
 
 
 def browser_lang(request: gr.Request) -> str:

@@ -158,6 +158,18 @@ def ledger_frames(parts: list[dict], lang: str = "en") -> tuple[pd.DataFrame, pd
     return pd.DataFrame(proc, columns=cols), pd.DataFrame(whole, columns=cols)
 
 
+def oom_frame(o, lang: str = "en") -> pd.DataFrame:
+    """An out-of-memory message's numbers as one stacked bar (MiB): held, cached, the others, free, and on top
+    the request that did not fit."""
+    rows = [(o.device, t(f"oom.part.{p}", lang), b / 2**20) for p, b in (o.parts() if o is not None else [])]
+    return pd.DataFrame(rows, columns=["device", "part", "MiB"])
+
+
+def oom_words(lang: str = "en") -> dict:
+    return dict(x_title=t("oom.y", lang), y_title=t("oom.x", lang), color_title=t("oom.color", lang),
+                label=t("oom.title", lang))
+
+
 def ledger_words(lang: str = "en", which: str = "process") -> dict:
     """A ledger bar plot's titles in `lang`: gr.BarPlot(**ledger_words(lang, "process" | "device"))."""
     return dict(x_title=t("ledger.y", lang), y_title=t("ledger.x", lang), color_title=t("ledger.color", lang),

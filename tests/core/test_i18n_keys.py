@@ -21,6 +21,7 @@ from playground.core.i18n import TABLE
 from playground.core.paths import PACKAGE
 from playground.hw import ledger
 from playground.hw.sampler import PROGRESS_PHASES
+from playground.lab import oom
 from playground.lab.factcheck.claim import VERDICTS
 from playground.run import decode, generation
 
@@ -54,6 +55,8 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "ledger.bar.{}": ("process", "device"),
     "ledger.total.{}": ("cpu", "gpu", "mps"),
     "fit.col.{}": ("device", "free", "weights", "kv", "act", "need", "fits", "largest"),
+    "oom.part.{}": oom.PARTS,  # lab/oom.py: an out-of-memory message's bar
+    "oom.kind.{}": oom.KINDS,
 }
 
 

@@ -54,7 +54,8 @@ TOP = [
     ("NotImplementedError: Cannot copy out of meta tensor; no data!", "meta-weights-moved"),
     ("RuntimeError: You can't move a model that has some modules offloaded to cpu or disk.", "offloaded-moved"),
     ("You shouldn't move a model that is dispatched using accelerate hooks.", "offloaded-moved"),
-    ("Some parameters are on the meta device because they were offloaded to the disk.", "offloaded-moved"),
+    # Accelerate's warning at load (dispatch_model, accelerate PR #2075): the model did not fit; moving it comes later
+    ("Some parameters are on the meta device because they were offloaded to the disk.", "offloaded-to-fit"),
     ("ValueError: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as it is, "
      "since the model has already been set to the correct devices and casted to the correct `dtype`.",
      "quantized-moved"),

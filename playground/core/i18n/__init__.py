@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from playground.core.i18n import (compare, devices, errors, estimate, factcheck, fit, generation, lab, ledger,
-                                  models, page, progress, reports, speed)
+                                  models, oom, page, progress, reports, speed)
 from playground.core.i18n.words import LANGS, W
 
 __all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "bilingual", "in_lang", "phrase", "plain", "register", "said", "t"]
@@ -89,7 +89,7 @@ def _merge(*areas) -> dict[str, W]:
 # Prefixes whose words live beside their code, registered when that code is imported (`register`).
 REGISTERED = ("scenario", "diagnosis", "claim")
 # Every area table, once: a new area is added here (and only here).
-AREAS = (page, devices, reports, generation, estimate, errors, models, progress, compare, speed, lab, factcheck, ledger, fit)
+AREAS = (page, devices, reports, generation, estimate, errors, models, progress, compare, speed, lab, factcheck, ledger, fit, oom)
 TABLE: dict[str, W] = _merge(*AREAS)
 
 
