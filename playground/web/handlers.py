@@ -156,13 +156,19 @@ def ui_load(model: str, device: str, dtype: str, lang: str, progress=gr.Progress
 
 
 def ui_ledger(book: tuple | None, lang: str) -> tuple:
-    """The ledger's two stacked-bar plots and its table, in `lang`; `book`: (part dicts, moment)."""
+    """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
+    chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had
+    before; emptied first, it draws the new)."""
     parts, moment = book or ([], "after_load")
+    return gr.BarPlot(value=None), gr.BarPlot(value=None), views.ledger_markdown(parts, page_lang(lang), moment)
+
+
+def ui_ledger_plots(book: tuple | None, lang: str) -> tuple:
+    """The ledger's two stacked-bar plots in `lang`; `book`: (part dicts, moment)."""
     lang = page_lang(lang)
-    proc, whole = views.ledger_frames(parts, lang)
+    proc, whole = views.ledger_frames((book or ([], ""))[0], lang)
     return (gr.BarPlot(value=proc, **views.ledger_words(lang, "process")),
-            gr.BarPlot(value=whole, **views.ledger_words(lang, "device")),
-            views.ledger_markdown(parts, lang, moment))
+            gr.BarPlot(value=whole, **views.ledger_words(lang, "device")))
 
 
 def ui_room(prompt: object, chat_template: object) -> tuple[int | None, int | None]:
@@ -359,11 +365,15 @@ def ui_diagnose(text: str, lang: str):
 
 
 def relang_diagnose(lang: str, found) -> tuple:
-    if found is None:
-        return "", gr.BarPlot(visible=False)
-    o = found.oom
-    bar = gr.BarPlot(value=views.oom_frame(o, lang), visible=o is not None and o.kind != "cpu", **views.oom_words(lang))
-    return render.diagnose_markdown(found, lang), bar
+    """The diagnosis in `lang`, and its out-of-memory bar emptied (`ui_oom_bar` draws it next: see `ui_ledger`)."""
+    return (render.diagnose_markdown(found, lang) if found is not None else ""), gr.BarPlot(value=None)
+
+
+def ui_oom_bar(found, lang: str):
+    """An out-of-memory message's numbers as one stacked bar, shown only when the text held one."""
+    o = found.oom if found is not None else None
+    lang = page_lang(lang)
+    return gr.BarPlot(value=views.oom_frame(o, lang), visible=o is not None and o.kind != "cpu", **views.oom_words(lang))
 
 
 def browser_lang(request: gr.Request) -> str:

@@ -122,21 +122,24 @@ def fit_markdown(f: Fit, lang: str = "en") -> str:
     else:
         act = t("fit.act.formula", lang, per=fmt_bytes(a["per_token"]), fixed=fmt_bytes(a["fixed"]),
                 why=a["reason"].text(lang) if a.get("reason") else "")
-    head = [t(f"fit.col.{c}", lang) for c in ("device", "free", "weights", "kv", "act", "need", "fits", "largest")]
-    rows = []
-    for d in f.devices:
-        top = (t("fit.capped", lang, n=d.largest_context) if d.capped else
-               t("fit.none", lang) if d.largest_context == 0 else f"{d.largest_context:,}")
-        rows.append((f"`{d.device}`", f"{fmt_bytes(d.free_bytes)}<br><small>{d.free_source.text(lang)}</small>",
-                     fmt_bytes(d.weights_bytes), fmt_bytes(d.kv_bytes), fmt_bytes(d.activation_bytes),
-                     f"**{fmt_bytes(d.need_bytes)}**",
-                     t("fit.beyond" if f.beyond_model else "fit.yes" if d.fits else "fit.no", lang, ctx=f.context_length),
-                     top))
+    # one column per device, one row per figure: narrow enough for the panel's column with three devices
+    head = [t("fit.col.device", lang)] + [f"`{d.device}`" for d in f.devices]
+    rows = [(t("fit.col.free", lang), *(f"{fmt_bytes(d.free_bytes)}<br><small>{d.free_source.text(lang)}</small>"
+                                        for d in f.devices)),
+            (t("fit.col.weights", lang), *(fmt_bytes(d.weights_bytes) for d in f.devices)),
+            (t("fit.col.kv", lang), *(fmt_bytes(d.kv_bytes) for d in f.devices)),
+            (t("fit.col.act", lang), *(fmt_bytes(d.activation_bytes) for d in f.devices)),
+            (f"**{t('fit.col.need', lang)}**", *(f"**{fmt_bytes(d.need_bytes)}**" for d in f.devices)),
+            (t("fit.col.fits", lang), *(t("fit.beyond" if f.beyond_model else "fit.yes" if d.fits else "fit.no", lang,
+                                          ctx=f.context_length) for d in f.devices)),
+            (t("fit.col.largest", lang), *(t("fit.capped", lang, n=d.largest_context) if d.capped else
+                                           t("fit.none", lang) if d.largest_context == 0 else f"{d.largest_context:,}"
+                                           for d in f.devices))]
     lines = [f"**{t('fit.title', lang, context=f'{f.context:,}', batch=f.batch)}**", "",
              "- " + t("fit.kv", lang, formula=f.kv_formula.text(lang))]
     if f.sliding:
         lines.append("- " + t("fit.sliding", lang, **f.sliding))
-    lines += ["- " + act, "", table(head, rows, "lrrrrrlr")]
+    lines += ["- " + act, "", table(head, rows, "l" + "r" * len(f.devices))]
     return "\n".join(lines)
 
 
@@ -149,10 +152,10 @@ def ledger_frames(parts: list[dict], lang: str = "en") -> tuple[pd.DataFrame, pd
         label = device_label(dev, lang)
         mine = [p for p in parts if p["device"] == dev]
         held = [p for p in mine if p["scope"] in ("process", "peak") and p["bytes"]]
-        proc += [(label, t(f"ledger.part.{p['part']}", lang), max(p["bytes"], 0) / 2**20) for p in held]
+        proc += [(label, t(f"ledger.short.{p['part']}", lang), max(p["bytes"], 0) / 2**20) for p in held]
         total = sum(p["bytes"] or 0 for p in mine if p["scope"] == "process")
         whole.append((label, t("ledger.bar.this_process", lang), max(total, 0) / 2**20))
-        whole += [(label, t(f"ledger.part.{p['part']}", lang), p["bytes"] / 2**20)
+        whole += [(label, t(f"ledger.short.{p['part']}", lang), p["bytes"] / 2**20)
                   for p in mine if p["scope"] == "device" and p["bytes"] is not None]
     cols = ["device", "part", "MiB"]
     return pd.DataFrame(proc, columns=cols), pd.DataFrame(whole, columns=cols)

@@ -49,12 +49,12 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "bw.gap.{}": ("measured", "predicted", "pinned", "link", "tutorial", "cast"),  # web/views_speed.py: gap_markdown
     # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
     "ledger.part.{}": ledger.PARTS,
+    "ledger.short.{}": ledger.PARTS,  # the bars' legends
     "ledger.counter.{}": ledger.COUNTERS,
     "ledger.col.{}": ("part", "bytes", "counter", "estimate", "error"),
     "ledger.{}": ("after_load", "after_generation"),  # the moment a ledger was read
     "ledger.bar.{}": ("process", "device"),
     "ledger.total.{}": ("cpu", "gpu", "mps"),
-    "fit.col.{}": ("device", "free", "weights", "kv", "act", "need", "fits", "largest"),
     "oom.part.{}": oom.PARTS,  # lab/oom.py: an out-of-memory message's bar
     "oom.kind.{}": oom.KINDS,
 }

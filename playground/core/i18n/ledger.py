@@ -26,7 +26,7 @@ TEXT: dict[str, W] = {
     "ledger.sum": W(
         "The measured parts explain {explained} of the {total} this process holds on {device} ({counter}); what "
         "no part explains: {unaccounted} ({pct}).",
-        "实测的各部分解释了本进程在 {device} 上占用的 {total} 中的 {explained}（{counter}）；没有哪一部分能解释的："
+        "实测的各部分解释了本进程在{device}上占用的 {total} 中的 {explained}（{counter}）；没有哪一部分能解释的："
         "{unaccounted}（{pct}）。",
     ),
     "ledger.total.cpu": W("process RSS, `/proc/self/statm`", "进程 RSS，`/proc/self/statm`"),
@@ -50,6 +50,19 @@ TEXT: dict[str, W] = {
     "ledger.part.unaccounted": W("unaccounted: what no part explains", "未解释：没有哪一部分能解释的"),
     "ledger.part.other_processes": W("other processes", "其他进程"),
     "ledger.part.free": W("free", "空闲"),
+    # the parts as the bars' legends name them (short: a legend has a line's room)
+    "ledger.short.runtime": W("runtime", "运行时"),
+    "ledger.short.libraries": W("libraries' code", "库的代码"),
+    "ledger.short.cuda_context": W("CUDA context", "CUDA 上下文"),
+    "ledger.short.weights": W("weights", "权重"),
+    "ledger.short.weights_mapped": W("weights (mapped)", "权重（映射）"),
+    "ledger.short.weights_copied": W("weights (copied)", "权重（复制）"),
+    "ledger.short.kv_cache": W("KV cache", "KV 缓存"),
+    "ledger.short.activations": W("activation peak", "激活峰值"),
+    "ledger.short.allocator_cache": W("allocator cache", "分配器缓存"),
+    "ledger.short.unaccounted": W("unaccounted", "未解释"),
+    "ledger.short.other_processes": W("other processes", "其他进程"),
+    "ledger.short.free": W("free", "空闲"),
     # the counters
     "ledger.counter.rss": W("process RSS (`/proc/self/statm`), less the parts above",
                             "进程 RSS（`/proc/self/statm`），减去上面各部分"),

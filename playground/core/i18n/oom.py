@@ -30,12 +30,11 @@ TEXT: dict[str, W] = {
     "oom.y": W("device", "设备"),
     "oom.color": W("part", "部分"),
     # the bar's parts
-    "oom.part.requested": W("the request that failed", "失败的这次分配请求"),
-    "oom.part.allocated": W("allocated by PyTorch (live tensors)", "PyTorch 已分配（存活的张量）"),
-    "oom.part.allocator_cache": W("reserved by PyTorch, not allocated (its cache)", "PyTorch 已保留但未分配（它的缓存）"),
-    "oom.part.non_pytorch": W("the rest of this process (CUDA context, libraries)", "本进程的其余部分（CUDA 上下文、库）"),
-    "oom.part.other_processes": W("other processes (and, in 1.x, the CUDA context)",
-                                  "其他进程（在 1.x 中还包括 CUDA 上下文）"),
+    "oom.part.requested": W("the failed request", "失败的请求"),
+    "oom.part.allocated": W("allocated by PyTorch", "PyTorch 已分配"),
+    "oom.part.allocator_cache": W("PyTorch's cache (reserved, unallocated)", "PyTorch 的缓存（已保留、未分配）"),
+    "oom.part.non_pytorch": W("rest of this process", "本进程的其余部分"),
+    "oom.part.other_processes": W("other processes", "其他进程"),
     "oom.part.free": W("free", "空闲"),
     # the remedies
     "oom.fix.expandable": W(

@@ -7,7 +7,7 @@ import gradio as gr
 
 from playground.core.i18n import t
 from playground.web import handlers as h, views
-from playground.web.page import Page
+from playground.web.page import PRIVATE, Page
 
 
 def build(page: Page) -> None:
@@ -17,9 +17,10 @@ def build(page: Page) -> None:
         box = w(gr.Textbox(label=t("page.diagnose.box", en), lines=8, elem_id="diagnose-box"), "label", "page.diagnose.box")
         run = w(gr.Button(t("page.diagnose.run", en), elem_id="diagnose-run"), "value", "page.diagnose.run")
         # an out-of-memory message's numbers as one stacked bar (Gradio stacks a bar plot's colours)
-        bar = gr.BarPlot(x="device", y="MiB", color="part", height=300, visible=False, elem_id="oom-bar",
-                         **views.oom_words(en))
+        bar = gr.BarPlot(x="device", y="MiB", color="part", visible=False, elem_id="oom-bar", **views.oom_words(en))
         out = gr.Markdown(elem_id="diagnose")
         found = gr.State(None)  # the diagnosis, as data: said again when the language changes
-    run.click(h.ui_diagnose, [box, page.lang], [out, bar, found], api_visibility="private")
+    run.click(h.ui_diagnose, [box, page.lang], [out, bar, found], api_visibility="private"
+              ).then(h.ui_oom_bar, [found, page.lang], bar, **PRIVATE)
     page.on_language(lambda lang, f: list(h.relang_diagnose(lang, f)), [out, bar], [found])
+    page.after_language(lambda lang, f: h.ui_oom_bar(f, lang), [bar], [found])

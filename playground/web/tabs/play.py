@@ -66,9 +66,9 @@ def build(page: Page) -> None:
                 with w(gr.Accordion(t("ledger.title", en), open=True), "label", "ledger.title"):
                     # stacked bars (Gradio stacks a bar plot's colours): the process part by part, and each device
                     with gr.Row():
-                        ledger_proc = gr.BarPlot(x="device", y="MiB", color="part", height=320, elem_id="ledger-process",
+                        ledger_proc = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-process",
                                                  **views.ledger_words(en, "process"))
-                        ledger_dev = gr.BarPlot(x="device", y="MiB", color="part", height=320, elem_id="ledger-device",
+                        ledger_dev = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-device",
                                                 **views.ledger_words(en, "device"))
                     ledger_md = gr.Markdown(elem_id="ledger")
         w(gr.Markdown(t("page.generate.title", en)), "value", "page.generate.title")
@@ -115,7 +115,8 @@ def build(page: Page) -> None:
                    [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s,
                     ledger_proc, ledger_dev, ledger_md, ledger_s],
                    api_visibility="undocumented", **LANE
-                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE)
+                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
+                          ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
     est_btn.click(hm.ui_estimate, [model, device, dtype, fit_ctx, fit_batch, page.lang], [est_md, est_s],
@@ -132,10 +133,12 @@ def build(page: Page) -> None:
                   [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
                   [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s,
                    ledger_proc, ledger_dev, ledger_md, ledger_s],
-                  api_visibility="undocumented", **LANE)
+                  api_visibility="undocumented", **LANE
+                  ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
     page.on_language(h.relang_play,
                      [report_md, est_md, timeline, peaks_md, stats_md, lab_md, max_new, model, engine, decoding,
                       devices_md, ledger_proc, ledger_dev, ledger_md],
                      [report_s, est_s, timeline_s, stats_s, lab_s, room_s, max_new, ledger_s])
+    page.after_language(lambda lang, book: h.ui_ledger_plots(book, lang), [ledger_proc, ledger_dev], [ledger_s])
