@@ -42,6 +42,8 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
         lines.append(f"> ⏱️ {zerogpu.timing_label()}")
     if r.label:
         lines.append(f"> ⚠️ **{r.label.text(lang)}**")
+    if r.size_note:
+        lines += [">", f"> {r.size_note.text(lang)}"]
     head = [t(k, lang) for k in ("report.phase", "report.what", "report.time", "report.rss", "report.drss", "report.vram")]
     what = {
         "download": t("report.download", lang),
