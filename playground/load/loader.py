@@ -77,6 +77,7 @@ class LoadReport:
     context_length: int | None = None
     hint: Said | None = None  # what this (device, dtype) pair costs
     label: Said | None = None  # the synthetic models' "random weights" warning
+    size_note: Said | None = None  # a synthetic model: why it has fewer parameters than its published size
     # A Hub model's download phase (None for every other source): bytes fetched now (0 from the cache)
     download_seconds: float | None = None
     download_bytes: int | None = None
@@ -400,6 +401,8 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         context_length=estimate.context_length(model.config),
         hint=devices.hint(dev, plan.dtype),
         label=said("label.synthetic") if src.kind == "synthetic" else None,
+        size_note=synthetic.size_note(src.name, model.config, sum(p.numel() for p in params))
+        if src.kind == "synthetic" else None,
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
         download_from_cache=(down.bytes == 0) if down else None,
         chat_template=bool(getattr(tokenizer, "chat_template", None)),

@@ -95,7 +95,7 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     # generate() computes logits for the last position only, when the model accepts logits_to_keep
     keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
     stats = DecodeStats(engine="manual" if use_cache else "manual-nocache", greedy=greedy, use_cache=use_cache,
-                        prompt_tokens=int(ids.shape[-1]),
+                        prompt_tokens=int(ids.shape[-1]), max_new_tokens=params.max_new_tokens,
                         chat_template_applied=generation.applies_template(tokenizer, params.chat_template))
     torch.manual_seed(params.seed)
 

@@ -42,6 +42,7 @@ class GenerationStats:
     finish_reason: str = "running"  # "running", "length", "eos", "stopped"
     greedy: bool = True
     chat_template_applied: bool = False  # the prompt went in as the user's message of the tokenizer's template
+    max_new_tokens: int = 0  # the budget: while it runs, what is left of it at the rate so far says the time left
     # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
     # between them are the per-token decode times (playground.run.decode.step_seconds)
     token_times: list[float] = field(default_factory=list)
@@ -209,7 +210,8 @@ def stream(
             error.append(e)
             streamer.end()
 
-    stats = GenerationStats(greedy=greedy, chat_template_applied=applies_template(tokenizer, params.chat_template))
+    stats = GenerationStats(greedy=greedy, chat_template_applied=applies_template(tokenizer, params.chat_template),
+                            max_new_tokens=params.max_new_tokens)
     ids: list[int] = []
     if meter is not None:
         meter.before_prefill()  # before the clock starts: its readings are not the prefill's time

@@ -42,6 +42,8 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
         lines.append(f"> ⏱️ {zerogpu.timing_label()}")
     if r.label:
         lines.append(f"> ⚠️ **{r.label.text(lang)}**")
+    if r.size_note:
+        lines += [">", f"> {r.size_note.text(lang)}"]
     head = [t(k, lang) for k in ("report.phase", "report.what", "report.time", "report.rss", "report.drss", "report.vram")]
     what = {
         "download": t("report.download", lang),
@@ -141,6 +143,10 @@ def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     running = s.finish_reason == "running"
     state = (t("stats.running", lang) if running
              else t("stats.done", lang, reason=t(f"finish.{s.finish_reason}", lang)))
+    left = s.max_new_tokens - s.new_tokens
+    if running and s.tokens_per_second and left > 0:  # a slow run (float16 on a CPU) says how long it may take
+        state += " · " + t("stats.left", lang, n=s.new_tokens, max=s.max_new_tokens,
+                           left=secs(left / s.tokens_per_second))
     ttft = f"{s.ttft_seconds * 1000:.0f} ms" if s.ttft_seconds is not None else "—"
     rate = f"{s.tokens_per_second:.1f} tokens/s" if s.tokens_per_second else "—"
     decode_t = f"{s.decode_seconds:.3f} s" if s.decode_seconds is not None else "—"

@@ -336,6 +336,19 @@ def ui_stop(request: gr.Request):
     SLOT.stop(session_of(request))
 
 
+def ui_run_button(break_on: bool, lang: str):
+    """The run button says what it runs: a generation, or, with Break it ticked, the chosen mistake."""
+    return gr.update(value=t("page.run_mistake" if break_on else "page.generate", page_lang(lang)))
+
+
+def ui_open_in_lab(found):
+    """Diagnose's link to the lab: the Playground tab, Break it ticked, the first match's mistake chosen."""
+    sid = next((m.id for m in found.matches if m.scenario), None) if found is not None else None
+    if sid is None:
+        return gr.update(), gr.update(), gr.update()
+    return gr.Tabs(selected="play"), gr.update(value=sid), True
+
+
 def ui_hint(device: str, dtype: str, lang: str = "en") -> str:
     lang = page_lang(lang)
     try:
@@ -358,10 +371,11 @@ def ui_inspect(which: str, lang: str):
 
 
 def ui_diagnose(text: str, lang: str):
-    """The diagnosis, the out-of-memory bar (shown only when the text holds one), and the diagnosis as data."""
+    """The diagnosis, the out-of-memory bar (shown only when the text holds one), the diagnosis as data, and the
+    button that opens its first reproducible match in the lab."""
     with gr_errors(lang):
         found = diagnose.diagnose(inputs.check_diagnose_text(text))
-    return (*relang_diagnose(page_lang(lang), found), found)
+    return (*relang_diagnose(page_lang(lang), found), found, ui_open_button(found, lang))
 
 
 def relang_diagnose(lang: str, found) -> tuple:
@@ -374,6 +388,16 @@ def ui_oom_bar(found, lang: str):
     o = found.oom if found is not None else None
     lang = page_lang(lang)
     return gr.BarPlot(value=views.oom_frame(o, lang), visible=o is not None and o.kind != "cpu", **views.oom_words(lang))
+
+
+def ui_open_button(found, lang: str):
+    """The button under a diagnosis that opens its first reproducible match in the lab, named by number and title."""
+    first = next((m for m in found.matches if m.scenario), None) if found is not None else None
+    if first is None:
+        return gr.update(visible=False)
+    lang = page_lang(lang)
+    return gr.update(visible=True, value=t("page.diagnose.open", lang, number=scenarios.get(first.id).number,
+                                           title=first.title.text(lang)))
 
 
 def browser_lang(request: gr.Request) -> str:
@@ -400,6 +424,14 @@ def ui_scripts(mistake: str) -> tuple[str, str]:
     """A mistake's two complete scripts, for the page's code boxes ('' for an unknown id: nothing to show)."""
     sc = scenarios.SCENARIOS.get(mistake) if isinstance(mistake, str) else None
     return (sc.script.text("broken"), sc.script.text("fix")) if sc else ("", "")
+
+
+def ui_script_labels(mistake: str, lang: str) -> tuple:
+    """The two code boxes' labels: the mistake and the fix, or, for a harmless order, the two orders."""
+    sc = scenarios.SCENARIOS.get(mistake) if isinstance(mistake, str) else None
+    keys = ("ui.broken_script_harmless", "ui.fix_script_harmless") if sc and sc.harmless else (
+        "ui.broken_script", "ui.fix_script")
+    return tuple(gr.update(label=t(k, page_lang(lang))) for k in keys)
 
 
 def ui_fact_check(claim: str, lang: str) -> tuple[str, list]:

@@ -37,6 +37,9 @@ class Page:
     words_of: list[tuple[gr.components.Component, dict[str, tuple[str, str]]]] = field(default_factory=list)
     hooks: list[Hook] = field(default_factory=list)
     after: list[Hook] = field(default_factory=list)
+    tabs: gr.Tabs | None = None  # the tabs, for an event that opens another tab
+    # components a tab shares with the tabs built after it, by name (the Playground's "mistake", "break_on")
+    shared: dict[str, gr.components.Component] = field(default_factory=dict)
 
     def words(self, component, prop: str, key: str, fmt: str = "{}", **more: str):
         """`component`'s `prop` (and any `more` property=key) shows the text of `key` in the page's language."""

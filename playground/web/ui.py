@@ -36,7 +36,7 @@ def build() -> gr.Blocks:
         page = Page(lang=lang, status=status)
         page.words(title, "value", "page.title", "# {}")
         page.words(intro, "value", "page.intro")
-        with gr.Tabs():
+        with gr.Tabs() as page.tabs:
             for tab in TABS:
                 tab.build(page)
         # The banner says which model is loaded, in the page's language; another visitor may swap

@@ -90,11 +90,13 @@ def estimate_markdown(e: Estimate, lang: str = "en") -> str:
     by_dtype = ", ".join(f"{k}: {fmt_bytes(v)}" for k, v in e.weights_bytes_by_dtype.items())
     where = e.available_source.text(lang) if e.available_source else ""
     rows = [(f"{t('report.weights', lang)} ({e.dtype})", fmt_bytes(e.weights_bytes)),
-            (f"{t('estimate.required', lang)} (+{e.margin:.0%})", fmt_bytes(e.required_bytes)),
-            (t("estimate.available", lang), f"{fmt_bytes(e.available_bytes)} ({where})"),
-            (t("estimate.largest", lang),
-             f"{fmt_bytes(e.largest_layer_bytes)} (`{', '.join(e.largest_layer_names)[:80]}`)"),
-            (t("estimate.kv", lang), f"{fmt_bytes(e.kv_bytes_per_token)} = {e.kv_formula.text(lang)}")]
+            (f"{t('estimate.required', lang)} (+{e.margin:.0%})", fmt_bytes(e.required_bytes))]
+    if e.build_bytes > e.required_bytes:  # a synthetic model's first use: its float32 build is what RAM must hold
+        rows.append((t("estimate.build", lang), fmt_bytes(e.build_bytes)))
+    rows += [(t("estimate.available", lang), f"{fmt_bytes(e.available_bytes)} ({where})"),
+             (t("estimate.largest", lang),
+              f"{fmt_bytes(e.largest_layer_bytes)} (`{', '.join(e.largest_layer_names)[:80]}`)"),
+             (t("estimate.kv", lang), f"{fmt_bytes(e.kv_bytes_per_token)} = {e.kv_formula.text(lang)}")]
     return "\n".join([
         f"**{verdict}** — {e.reason.text(lang) if e.reason else ''}",
         "",

@@ -2,7 +2,7 @@
 
 from playground.core.i18n.words import W
 
-PREFIXES = ("page", "status")
+PREFIXES = ("page", "status", "punct")
 
 TEXT: dict[str, W] = {
     "page.title": W("The device playground", "设备游乐场"),
@@ -39,6 +39,7 @@ TEXT: dict[str, W] = {
     "page.top_p": W("top_p", "top_p"),
     "page.seed": W("seed", "随机种子"),
     "page.generate": W("Generate", "生成"),
+    "page.run_mistake": W("Run the mistake", "运行这个错误"),  # the run button while Break it is ticked
     "page.stop": W("Stop", "停止"),
     "page.output": W("Output", "输出"),
     "page.breakit": W("Break it", "搞坏它"),
@@ -61,13 +62,14 @@ TEXT: dict[str, W] = {
     ),
     "page.diagnose.box": W("Traceback or error message", "Traceback 或报错信息"),
     "page.diagnose.run": W("Diagnose", "诊断"),
+    "page.diagnose.open": W("Run mistake {number} in the lab: {title}", "在实验室中运行第 {number} 个错误：{title}"),
     "status.none": W(
         "**Loaded:** nothing yet. Press **Load** (the bundled model works offline).",
-        "**已加载：**还没有。点击**加载**（内置模型无需联网）。",
+        "**已加载**：还没有。点击**加载**（内置模型无需联网）。",
     ),
     "status.loaded": W(
         "**Loaded:** `{model}` on `{device}` in `{dtype}`",
-        "**已加载：**`{model}`，设备 `{device}`，数据类型 `{dtype}`",
+        "**已加载**：`{model}`，设备 `{device}`，数据类型 `{dtype}`",
     ),
     "page.engine": W("Generation engine", "生成引擎"),
     "page.engine.info": W(
@@ -120,6 +122,11 @@ TEXT: dict[str, W] = {
                            "# 生成之后，这里会出现可复制的代码（对应所用的生成引擎）。"),
     "status.away": W(
         "**Loaded:** nothing while Compare runs; `{model}` on `{device}` in `{dtype}` is loaded back afterwards.",
-        "**已加载：**对比运行期间没有模型；`{model}`（`{device}`，`{dtype}`）会在结束后重新加载。",
+        "**已加载**：对比运行期间没有模型；`{model}`（`{device}`，`{dtype}`）会在结束后重新加载。",
     ),
+    # a label before what it labels, and an aside: each language's own punctuation (a Chinese label ends in a
+    # full-width colon outside the bold, where Markdown can close the bold; an aside takes full-width brackets)
+    "punct.labelled": W("**{label}:** {text}", "**{label}**：{text}"),
+    "punct.labelled_plain": W("{label}: {text}", "{label}：{text}"),
+    "punct.aside": W("{text} ({aside})", "{text}（{aside}）"),
 }

@@ -148,6 +148,15 @@ TEXT: dict[str, W] = {
                        "{device} 上的第一次 CUDA 调用创建了它的上下文：主机内存 {host}，显存 {vram}"),
     "label.synthetic": W("random weights: the text is noise; the timings and memory are real",
                          "随机权重：生成的文字没有意义；计时和内存是真实的"),
+    # why a synthetic model has fewer parameters than its published size (playground.load.synthetic.size_note)
+    "label.synthetic_size": W(
+        "{here} parameters, not the published {published}: it has the bundled {vocab}-token vocabulary instead of "
+        "the published {published_vocab} tokens, so its {where} has {extra} fewer ({here} + {extra} = {total})",
+        "{here} 个参数，而不是公布的 {published}：它用内置的 {vocab} 个 token 的词表，而不是公布的 {published_vocab} 个，"
+        "所以它的{where}少了 {extra} 个参数（{here} + {extra} = {total}）",
+    ),
+    "label.embedding": W("embedding (tied to the output head)", "词嵌入（与输出头共享）"),
+    "label.embedding_head": W("embedding and output head", "词嵌入和输出头"),
     "phase.build": W(
         "checkpoint written with random weights, because {why}",
         "用随机权重写出了检查点，原因：{why}",

@@ -19,8 +19,12 @@ def build(page: Page) -> None:
         # an out-of-memory message's numbers as one stacked bar (Gradio stacks a bar plot's colours)
         bar = gr.BarPlot(x="device", y="MiB", color="part", visible=False, elem_id="oom-bar", **views.oom_words(en))
         out = gr.Markdown(elem_id="diagnose")
+        # the link to the lab: the first match that the lab reproduces, opened in the Playground tab
+        open_lab = gr.Button(visible=False, elem_id="diagnose-open")
         found = gr.State(None)  # the diagnosis, as data: said again when the language changes
-    run.click(h.ui_diagnose, [box, page.lang], [out, bar, found], api_visibility="private"
+    run.click(h.ui_diagnose, [box, page.lang], [out, bar, found, open_lab], api_visibility="private"
               ).then(h.ui_oom_bar, [found, page.lang], bar, **PRIVATE)
-    page.on_language(lambda lang, f: list(h.relang_diagnose(lang, f)), [out, bar], [found])
+    open_lab.click(h.ui_open_in_lab, found, [page.tabs, page.shared["mistake"], page.shared["break_on"]], **PRIVATE)
+    page.on_language(lambda lang, f: [*h.relang_diagnose(lang, f), h.ui_open_button(f, lang)],
+                     [out, bar, open_lab], [found])
     page.after_language(lambda lang, f: h.ui_oom_bar(f, lang), [bar], [found])

@@ -96,8 +96,8 @@ def build(page: Page) -> None:
             mistake = w(gr.Dropdown(_mistakes(en), value=scenarios.listing()[0]["id"], label=t("page.mistake", en),
                                     elem_id="mistake"), "label", "page.mistake")
         with gr.Row():
-            gen_btn = w(gr.Button(t("page.generate", en), variant="primary", elem_id="generate"),
-                        "value", "page.generate")
+            # its words follow the language and the Break it box (a hook below): it runs a mistake when ticked
+            gen_btn = gr.Button(t("page.generate", en), variant="primary", elem_id="generate")
             stop_btn = w(gr.Button(t("page.stop", en), variant="stop", elem_id="stop"), "value", "page.stop")
         lab_md = gr.Markdown(elem_id="lab")
         lab_scripts.build(page, mistake)
@@ -108,6 +108,7 @@ def build(page: Page) -> None:
         # results as data, said again in the page's language when it changes (inside the tab: a child of
         # gr.Tabs that is not a tab shifts the tabs' labels)
         report_s, est_s, timeline_s, stats_s, lab_s, room_s, ledger_s = (gr.State(None) for _ in range(7))
+    page.shared.update(mistake=mistake, break_on=break_on)  # the Diagnose tab opens a mistake here
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
@@ -136,6 +137,8 @@ def build(page: Page) -> None:
                   api_visibility="undocumented", **LANE
                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
+    break_on.change(h.ui_run_button, [break_on, page.lang], gen_btn, **PRIVATE)
+    page.on_language(lambda lang, on: [h.ui_run_button(on, lang)], [gen_btn], [break_on])
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
     page.on_language(h.relang_play,
                      [report_md, est_md, timeline, peaks_md, stats_md, lab_md, max_new, model, engine, decoding,
