@@ -279,8 +279,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
     src, dev = plan.source, plan.device
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
-    # never the network: a Hub model was downloaded by `prepare`
-    common = dict(trust_remote_code=False, local_files_only=True)
+    common = dict(trust_remote_code=False, local_files_only=True)  # never the network: see `prepare`
     try:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
@@ -309,9 +308,8 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     # The migration, model.to(device).
     progress(0.7, phrase("progress.migrate", device=dev.id))
     if dev.id == "auto":  # placed by from_pretrained already: nothing to move, nothing to time
-        before = memory.snapshot()
         code, fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
-        moved = _phase("migrate", 0.0, before, memory.snapshot())
+        moved = _phase("migrate", 0.0, memory.snapshot(), memory.snapshot())
         phases.append(moved)
     else:
         first = next(model.parameters())
@@ -377,9 +375,8 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
     actual = str(params[0].dtype).replace("torch.", "")
     vram_gpus, vram_reason = memory.gpu_readings()
     by = {p.name: p for p in phases}
-    first, last = by["load"], phases[-1]
+    first, last, down = by["load"], phases[-1], by.get("download")
     folder = Path(plan.folder or src.ref)
-    down = by.get("download")
     weights, mapped = memory.weights_bytes(model), migration.file_backed_bytes(model)
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
