@@ -372,7 +372,7 @@ ROWS = [
                                         "generate", "en", True), ("limit is 5,000",)),
     Row("ui_generate: max_new_tokens 301", api("ui_generate", "ROMEO:", 301, 0, 1, 0, False, "inputs-on-cpu",
                                                "generate", "en", True), ("300",)),
-    Row("ui_estimate (private): /etc", raw("ui_estimate", ["/etc", "cpu", "float32", "en"]), OUTSIDE),
+    Row("ui_estimate (private): /etc", raw("ui_estimate", ["/etc", "cpu", "float32", 256, 1, "en"]), OUTSIDE),
     Row("ui_diagnose (private): over the limit", raw("ui_diagnose", ["z" * 2_000_001, "en"]), ("limit is 2,000,000",)),
     Row("ui_compare (private): over the pair limit", raw("ui_compare", ["shakespeare-gpt2", ["cpu/float32",
         "cpu/bfloat16", "cpu/float16"], 4, "en"]), ("the limit is 2",)),
