@@ -160,3 +160,23 @@ def test_the_peak_counter_sees_a_block_allocate():
     rise = peak.read()
     assert rise is not None and rise >= 60 * 2**20
     del block
+
+
+def test_a_models_mapped_weights_are_its_own_mappings_only():
+    """Two models loaded from the same float32 checkpoint (two visitors in the pool, or the lab's copy) map the
+    file twice, each its own pages. The ledger of one counted both as its weights (65-86 MB mapped beside
+    21.3 MB of weights); a mapping is a model's only where one of its tensors lies, the other is another's."""
+    from tests.conftest import load
+
+    a, b = load(BUNDLED_NAME), load(BUNDLED_NAME)
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.inference_mode():  # fault every weight page in, in both mappings
+        a.model(ids), b.model(ids)
+    weights = sum(p.numel() * p.element_size() for p in a.model.parameters())
+    mine, _libraries, others = ledger.resident_files(a.folder, a.model)
+    assert weights * 0.9 <= mine <= weights + (1 << 20), (mine, weights)
+    assert others >= weights * 0.9, others  # b's mapping (and any other checkpoint this process maps)
+    parts = by_part(ledger.as_dicts(ledger.assemble(a.model, runtime_anon=None, weights_estimate=None,
+                                                    folder=a.folder)))
+    assert parts["weights_mapped"]["bytes"] == mine and parts["others_mapped"]["bytes"] == others
+    assert ledger.resident_files(a.folder)[0] >= 2 * weights * 0.9  # unfiltered: both mappings, the old reading
