@@ -37,7 +37,7 @@ QUOTED = {"message", "real_gpu"}  # the library's own words, quoted as they are
 
 
 def step_choices(lang: str) -> list[tuple[str, str]]:
-    return [(t(s.title, lang), s.id) for s in lesson.STEPS]
+    return [(t(s.title, lang).replace("`", ""), s.id) for s in lesson.STEPS]  # a radio shows no Markdown
 
 
 def step_markdown(step_id: str, lang: str) -> str:
@@ -73,7 +73,8 @@ def sentence_markdown(d: dict | None, lang: str) -> str:
         return ""
     note = d.get(f"note_{lang}") or ""
     said = d[f"sentence_{lang}"]
-    return (f"{note}\n\n" if note else "") + f"**{said}**"
+    # a quote, not bold: bold capitals fall back to another font in the page's theme
+    return (f"{note}\n\n" if note else "") + f"> {said}"
 
 
 def figures_markdown(d: dict | None, lang: str) -> str:
