@@ -39,6 +39,10 @@ MUTABLE_GLOBALS = {
                                         "caches: torch.compile's state is process-wide, so one model at a time",
     "playground.hw.memory._NVML_STATE": "the pynvml module after nvmlInit(), or why NVML is unavailable: NVML is "
                                         "initialised once per process",
+    "playground.hw.ledger._CONTEXT": "each GPU's CUDA context as measured around its first CUDA call: a context is "
+                                     "created once per process and GPU, so it can be measured only then",
+    "playground.load.fit._MEASURED": "the activation peak per token measured on each loaded model (held weakly: "
+                                     "gone with the model), so that a generation's memory check measures it once",
     # locks around process-wide effects
     "playground.lab.harness._RUN_LOCK": "one lab scenario at a time: warning capture and torch's save tagger are "
                                         "process-wide",

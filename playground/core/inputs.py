@@ -103,6 +103,19 @@ def check_max_new_tokens(value: object) -> int:
     return _whole(value, "max_new_tokens", 1, settings.read().max_new_tokens)
 
 
+MAX_FIT_CONTEXT = 1 << 20  # tokens: a million, beyond every model's context
+MAX_FIT_BATCH = 1024
+
+
+def check_context_tokens(value: object) -> int:
+    """The context length a fit is asked about: a whole number of tokens, 1 to MAX_FIT_CONTEXT."""
+    return _whole(value, "context", 1, MAX_FIT_CONTEXT)
+
+
+def check_batch(value: object) -> int:
+    return _whole(value, "batch", 1, MAX_FIT_BATCH)
+
+
 def check_temperature(value: object) -> float:
     t = _number(value, "temperature")
     if not 0 <= t <= 5:

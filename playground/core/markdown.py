@@ -1,14 +1,23 @@
-"""Markdown tables for the views: every table the page shows is built here, its cells escaped.
+"""Markdown for the views: every table the page shows is built here, its cells escaped; and text from
+outside (a library's words, a tensor's name) put into Markdown so that it shows as written.
 
 A GitHub-flavoured table row is split at every `|` that no backslash escapes, and ends at a line
 break: a measured value, an error message or a module name holding either would end its cell or
 its row early and shift the columns after it. `table` escapes both (`\\|`, which GFM unescapes
 inside code spans too, and `<br>`); the cells' other Markdown and HTML are the caller's.
+
+Inside a code span Markdown shows every character as typed, so an HTML entity there is shown as
+its letters (`&lt;`, `&#x27;`): `text` escapes HTML outside code spans only, and `code` makes a
+code span of any string without escaping it.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Iterable, Sequence
+
+_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)  # a code span: a run of backticks, text, the same run
 
 _ALIGN = {"l": "---", "r": "---:"}
 
@@ -25,3 +34,21 @@ def table(head: Sequence[object], rows: Iterable[Sequence[object]], align: str =
              "|" + "|".join(_ALIGN[a] for a in align.ljust(len(head), "l")) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def text(s: str) -> str:
+    """`s` for Markdown: `&`, `<` and `>` escaped outside its code spans (where HTML would act), left
+    as they are inside them (where Markdown already shows them as written)."""
+    out, at = [], 0
+    for m in _SPAN.finditer(s):
+        out += [html.escape(s[at:m.start()], quote=False), m.group(0)]
+        at = m.end()
+    return "".join(out + [html.escape(s[at:], quote=False)])
+
+
+def code(s: str) -> str:
+    """`s` as one inline code span, shown exactly as written: fenced by one more backtick than the
+    longest run of them inside it (padded with spaces where it begins or ends with one)."""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"

@@ -70,6 +70,48 @@ def meminfo_available(buf: bytes) -> int:
     return int(buf[i + 13: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
 
 
+def rss_anonymous() -> int | None:
+    """This process's resident anonymous memory (RssAnon in /proc/self/status: the heap, every allocation,
+    thread stacks; not the pages of mapped files), or None off Linux."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            buf = fh.read()
+        i = buf.index(b"RssAnon:")
+        return int(buf[i + 8: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def peak_rss() -> int | None:
+    """The kernel's high-water mark of this process's RSS (VmHWM in /proc/self/status), or None off Linux."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            buf = fh.read()
+        i = buf.index(b"VmHWM:")
+        return int(buf[i + 6: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the RSS of now (Linux 4.0+: write 5 to /proc/self/clear_refs); False where it cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def trim_heap() -> None:
+    """glibc's malloc_trim(0) alone (no gc): freed heap pages go back to the OS, so what is allocated next
+    raises RSS instead of reusing pages already resident."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 try:
     _PAGE = os.sysconf("SC_PAGE_SIZE")
 except (ValueError, AttributeError, OSError):
@@ -98,7 +140,7 @@ def gpu_readings() -> tuple[list[GpuReading], Said | None]:
         )
         if nvml is not None:
             try:
-                handle = _nvml_handle(nvml, i)
+                handle = nvml_handle(nvml, i)
                 info = nvml.nvmlDeviceGetMemoryInfo(handle)
                 r.nvml_used, r.nvml_total = int(info.used), int(info.total)
             except Exception:  # an NVML error must not break a load report
@@ -126,7 +168,7 @@ def _nvml():
     return _NVML_STATE["mod"], _NVML_STATE["reason"]
 
 
-def _nvml_handle(nvml, ordinal: int):
+def nvml_handle(nvml, ordinal: int):
     """NVML numbers GPUs by PCI order; CUDA by speed unless CUDA_DEVICE_ORDER=PCI_BUS_ID,
     and CUDA_VISIBLE_DEVICES can hide or reorder them. Match on the PCI bus id."""
     props = torch.cuda.get_device_properties(ordinal)
@@ -192,9 +234,6 @@ def limit_malloc_arenas(n: int = 2) -> bool:
 def release_memory() -> None:
     """Give freed memory back, so RSS shows what is held and the next run starts from the same baseline."""
     gc.collect()
-    try:  # glibc keeps freed heap pages mapped; malloc_trim hands them back to the OS
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    trim_heap()  # glibc keeps freed heap pages mapped; malloc_trim hands them back to the OS
     if torch.cuda.is_available():
         torch.cuda.empty_cache()

@@ -129,6 +129,15 @@ class Sampler:
             self._phase = sample.phase = phase
             self.samples.append(sample)
 
+    def end_phase(self) -> None:
+        """End the phase running now (its last reading taken here); what follows is in no phase."""
+        sample = self._sample()
+        with self._lock:
+            self.samples.append(sample)
+            if self.spans and self.spans[-1].end is None:
+                self.spans[-1].end = sample.t
+            self._phase = ""
+
     @contextmanager
     def phase(self, name: str) -> Iterator["Sampler"]:
         """Mark `name` for the duration of the block, then go back to no phase."""
@@ -136,12 +145,7 @@ class Sampler:
         try:
             yield self
         finally:
-            sample = self._sample()
-            with self._lock:
-                self.samples.append(sample)
-                if self.spans and self.spans[-1].name == name and self.spans[-1].end is None:
-                    self.spans[-1].end = sample.t
-                self._phase = ""
+            self.end_phase()
 
     # -- the thread --------------------------------------------------------
     def _now(self) -> float:
@@ -258,17 +262,21 @@ class _RamReader:
         self._fds = None
 
 
-# The progress lines that begin a phase of a load (their i18n keys) -> that phase. A line is a
+# The progress lines that begin a phase of a load (their i18n keys) -> that phase ("": no phase). A line is a
 # `phrase(key, ...)`, which remembers its key, so rewording a line in either language cannot drop a
 # phase; a line not listed here (the tokenizer, "loaded", a build's "ready") continues the phase before it.
 PROGRESS_PHASES = {
     "progress.download_check": "download", "progress.download": "download", "progress.downloaded": "download",
-    "progress.estimate": "estimate",
     "progress.import": "import",
+    "progress.context": "context",
+    "progress.estimate": "estimate",
+    "progress.tokenizer": "tokenizer",
+    "progress.unload": "unload",
     "progress.load": "load", "progress.load_auto": "load",
     "progress.migrate": "migrate",
     "progress.eval": "eval",
     "progress.synth_build": "build", "progress.synth_init": "build", "progress.synth_write": "build",
+    "progress.loaded": "",  # the last phase ends: the report and the ledger after it are in none
 }
 
 
@@ -282,7 +290,7 @@ def marking_progress(s: Sampler, progress=None):
         phase = PROGRESS_PHASES.get(said.key) if said is not None else None
         if phase is not None and current[0] != phase:
             current[0] = phase
-            s.mark(phase)
+            s.mark(phase) if phase else s.end_phase()
         if progress is not None:
             progress(frac, desc)
 

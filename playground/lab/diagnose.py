@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from playground.core.i18n import Said, bilingual, said
-from playground.lab import messages
+from playground.lab import messages, oom
 from playground.lab.diagnoses import EXTRA, Diagnosis  # noqa: F401  (Diagnosis: re-exported)
 from playground.lab.scenarios import SCENARIOS
 
@@ -44,6 +44,29 @@ _RULE_TEXT: list[tuple[str, str, float, list[str]]] = [
     # PyTorch 1.x: "Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU (while checking ...)"
     ("tensor-for-argument", r"Tensor for (?:argument #\d+ )?'?(\w{1,40})'? is on (CPU|GPU|CUDA)",
      3.0, ["block-left-behind", "inputs-on-cpu", "model-on-cpu", *TRAINING_DEVICE]),
+    # PyTorch 1.x: "Expected object of device type cuda but got device type cpu for argument #1 'self' in call to
+    # _th_index_select", "Expected object of backend CUDA but got backend CPU for argument #2 'mat2'": the argument
+    # named is on the second device, the others on the first
+    ("old-device",
+     r"Expected object of (?:device type|backend) (\w{1,10}) but got (?:device type|backend) (\w{1,10})"
+     r" for argument #\d{1,2} '(\w{1,40})'(?: in call to (\w{1,80}))?",
+     3.0, ["inputs-on-cpu", "model-on-cpu", "block-left-behind", *TRAINING_DEVICE]),
+    # "Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 'weight'; but
+    # device 0 does not equal 1 (while checking arguments for cudnn_convolution)": devices as ordinals, -1 the CPU
+    ("argument-devices",
+     r"Expected tensor for argument #\d{1,2} '(\w{1,40})' to have the same device as tensor for argument"
+     r" #\d{1,2} '(\w{1,40})'; but device (-?\d{1,3}) does not equal (-?\d{1,3})",
+     3.0, ["inputs-on-cpu", "model-on-cpu", "cuda-mixed-to"]),
+    ("different-gpus", r"arguments are located on different GPUs", 3.0,
+     ["cuda-mixed-to", "inputs-on-cpu", "dataparallel-not-moved"]),
+    # PyTorch 1.x's embedding on the GPU, given indices (or a weight) elsewhere
+    ("current-device", r"Input,\s*output and indices must be on the current device", 3.0,
+     ["inputs-on-cpu", "model-on-cpu", "to-not-reassigned"]),
+    ("indices-device", r"indices should be either on cpu or on the same device as the indexed tensor", 3.0,
+     ["unregistered-tensor", "tensor-in-forward", "inputs-on-cpu"]),
+    ("generator", r"Expected a '(\w{1,10})' device type for generator but found '(\w{1,10})'", 5.0,
+     ["generator-device"]),
+    ("out-of-memory", oom.ANY.pattern, 5.0, ["out-of-memory"]),
     ("expected-device", r"Tensor on device " + _DEV + r" is not on the expected device " + _DEV,
      3.0, ["inputs-on-cpu", "model-on-cpu"]),
     ("mps-placeholder", r"Placeholder storage has not been allocated on MPS device",
@@ -63,8 +86,14 @@ _RULE_TEXT: list[tuple[str, str, float, list[str]]] = [
      3.0, ["meta-weights-moved", "meta-weights-run"]),
     ("meta-item", r"cannot be called on meta tensors", 3.0, ["meta-weights-run"]),
     ("offloaded", r"some modules offloaded to cpu or disk|dispatched using accelerate hooks", 4.0, ["offloaded-moved"]),
-    # Accelerate's one warning when a device map offloads: every offload mistake's text carries it
-    ("offload-warning", r"parameters are on the meta device because they were offloaded", 2.0, OFFLOAD),
+    # Accelerate's one warning when a device map offloads ("...on the meta device device because they were offloaded
+    # to the cpu", its typo kept for years): every offload mistake's text carries it, so it weighs little; alone, it
+    # is its own mistake (loaded with too little memory, unnoticed), then the diagnosis of a model that did not fit
+    ("offload-warning", r"parameters are on the meta device(?: device)? because they were offloaded", 2.0,
+     [OFFLOAD[0], "offloaded-to-fit", *OFFLOAD[1:]]),
+    # the two refusals when layers must go to disk with no folder for them
+    ("offload-fit", r"had weights offloaded to the disk|need an `?offload_(?:dir|folder)`? to dispatch",
+     4.0, ["offloaded-to-fit", "offloaded-moved"]),
     ("quantized", r"is not supported for `?[48]-bit`?|bitsandbytes models", 4.0, ["quantized-moved"]),
     ("deserialize", r"Attempting to deserialize object on (?:a )?(?:CUDA|MPS|XPU|HPU) device", 4.0,
      ["cuda-checkpoint", "optimizer-state-from-gpu"]),
@@ -116,6 +145,7 @@ class DiagnoseResult:
     matches: list[Match]
     text_chars: int
     scanned_chars: int
+    oom: oom.Oom | None = None  # an out-of-memory message's own numbers, when the text holds one
 
     def ids(self) -> list[str]:
         return [m.id for m in self.matches]
@@ -127,7 +157,19 @@ class DiagnoseResult:
             "explanations": [bilingual(asdict(m), "title", "explanation") for m in self.matches],
             "text_chars": self.text_chars,
             "scanned_chars": self.scanned_chars,
+            "oom": _oom_dict(self.oom),
         }
+
+
+def _oom_dict(o: oom.Oom | None) -> dict | None:
+    """The API's `oom`: the numbers read (bytes), the bar's parts, and the remedies in both languages."""
+    if o is None:
+        return None
+    d = {k: v for k, v in asdict(o).items() if k != "processes"}
+    d.update(allocator_cache=o.cache, processes=[{"pid": p, "bytes": b} for p, b in o.processes],
+             parts=[{"part": p, "bytes": b} for p, b in o.parts()],
+             remedies_en=[r.text("en") for r in o.remedies()], remedies_zh=[r.text("zh") for r in o.remedies()])
+    return d
 
 
 # In a pasted traceback, the deepest frame naming an operator tells what met the mismatch.
@@ -145,37 +187,21 @@ def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "", text: st
         if m.group(1).lower() in ("index", "indices", "input_ids", "input"):
             return ["inputs-on-cpu", "model-on-cpu", *TRAINING_DEVICE]
         return ids
+    if rule == "argument-devices":  # ordinals: -1 is the CPU
+        first, second = int(m.group(3)), int(m.group(4))
+        if first == -1 or second == -1:
+            cpu_arg = (m.group(1) if first == -1 else m.group(2)).lower()
+            return ["inputs-on-cpu", "model-on-cpu"] if cpu_arg in ("input", "self", "index") else \
+                ["model-on-cpu", "inputs-on-cpu", "block-left-behind"]
+        return ids  # two GPUs
+    if rule == "old-device":  # "expected <other> but got <arg_dev> for argument '<arg>' in call to <op>"
+        return _device_pair(m.group(3), m.group(2).lower(), m.group(1).lower(), (m.group(4) or frame_op).lower(), ids)
     if rule == "same-device":
         if m.group(3):  # "<arg> is on <arg_dev>, different from other tensors on <other>"
             arg, arg_dev, other = m.group(3), m.group(4), m.group(5)
         else:  # "found at least two devices, <other> and <arg_dev>": the argument named later is the odd one
             arg, arg_dev, other = m.group(6) or "", m.group(2) or "", m.group(1) or ""
-        arg = arg.lower()
-        op = (m.group(7) or frame_op).lower()
-        devs = {d.split(":")[0].lower() for d in (arg_dev, other) if d}
-        if "meta" in devs:
-            return ["meta-weights-run", "meta-weights-moved"]
-        if devs == {"cuda"} and arg_dev == "cuda:0" and other not in ("", "cuda:0"):
-            # two GPUs, the odd tensor on cuda:0, the current GPU: where a .cuda() among .to(device) calls puts it
-            return ["cuda-mixed-to", "inputs-on-cpu", "model-on-cpu", "block-left-behind"]
-        if "nll_loss" in op or "cross_entropy" in op or arg == "target":
-            # the loss: its target (the labels) or its class weights sit on the other device
-            return (["loss-weight-not-moved", "labels-on-cpu"] if arg == "weight"
-                    else ["labels-on-cpu", "loss-weight-not-moved"])
-        model_on_cpu = ["model-on-cpu", "inputs-on-cpu", "block-left-behind"]
-        inputs_on_cpu = ["inputs-on-cpu", "model-on-cpu", "block-left-behind"]
-        if any(k in op for k in ("index_select", "embedding")) or arg in ("index", "indices", "input_ids"):
-            # an embedding lookup: the indices are the inputs, the other tensor is the weight
-            weight_dev = other if arg in ("index", "indices", "input_ids", "") else arg_dev
-            # the weight on the CPU: the model never moved; otherwise the ids sit on the wrong device
-            if weight_dev.lower().startswith("cpu"):
-                return model_on_cpu[:2]
-            return [*inputs_on_cpu[:2], "to-not-reassigned"]
-        if any(k in op for k in _MATMUL_OPS) or arg in ("mat1", "mat2", "weight", "bias"):
-            return ["block-left-behind", "inputs-on-cpu", "model-on-cpu", "unregistered-tensor"]
-        if other.lower().startswith("cpu"):
-            return model_on_cpu + TRAINING_DEVICE
-        return ids
+        return _device_pair(arg, arg_dev, other, (m.group(7) or frame_op).lower(), ids)
     if rule == "meta-copy" and "send_to_device" in text:  # an Accelerate hook moving the inputs: they were on meta
         return ["offload-inputs-model-device", *ids]
     if rule == "meta-copy" and "loading state_dict" in text:  # a saved state dict held meta tensors
@@ -192,6 +218,36 @@ def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "", text: st
         if any(k in a for k in accel) != any(k in b for k in accel):  # (lower-cased above)
             return ["conv-devices"]
         return ["conv-devices", "dtype-mismatch"]  # the same check, tripped by a dtype difference
+    return ids
+
+
+def _device_pair(arg: str, arg_dev: str, other: str, op: str, ids: list[str]) -> list[str]:
+    """The mistakes behind one argument (`arg`, on `arg_dev`) on another device than the rest (`other`), in
+    the operator `op`: every wording of the device check names these four things."""
+    arg = arg.lower()
+    devs = {d.split(":")[0].lower() for d in (arg_dev, other) if d}
+    if "meta" in devs:
+        return ["meta-weights-run", "meta-weights-moved"]
+    if devs == {"cuda"} and arg_dev == "cuda:0" and other not in ("", "cuda:0"):
+        # two GPUs, the odd tensor on cuda:0, the current GPU: where a .cuda() among .to(device) calls puts it
+        return ["cuda-mixed-to", "inputs-on-cpu", "model-on-cpu", "block-left-behind"]
+    if "nll_loss" in op or "cross_entropy" in op or arg == "target":
+        # the loss: its target (the labels) or its class weights sit on the other device
+        return (["loss-weight-not-moved", "labels-on-cpu"] if arg == "weight"
+                else ["labels-on-cpu", "loss-weight-not-moved"])
+    model_on_cpu = ["model-on-cpu", "inputs-on-cpu", "block-left-behind"]
+    inputs_on_cpu = ["inputs-on-cpu", "model-on-cpu", "block-left-behind"]
+    if any(k in op for k in ("index_select", "embedding")) or arg in ("index", "indices", "input_ids"):
+        # an embedding lookup: the indices are the inputs, the other tensor is the weight
+        weight_dev = other if arg in ("index", "indices", "input_ids", "") else arg_dev
+        # the weight on the CPU: the model never moved; otherwise the ids sit on the wrong device
+        if weight_dev.lower().startswith("cpu"):
+            return model_on_cpu[:2]
+        return [*inputs_on_cpu[:2], "to-not-reassigned"]
+    if any(k in op for k in _MATMUL_OPS) or arg in ("mat1", "mat2", "weight", "bias"):
+        return ["block-left-behind", "inputs-on-cpu", "model-on-cpu", "unregistered-tensor"]
+    if other.lower().startswith("cpu"):
+        return model_on_cpu + TRAINING_DEVICE
     return ids
 
 
@@ -243,4 +299,5 @@ def diagnose(text: str) -> DiagnoseResult:
             title=said(d.title), explanation=said(d.explain),
             fix_before=d.before, fix_after=d.after, matched=lines.get(sid, []),
         ))
-    return DiagnoseResult(recognised=bool(matches), matches=matches, text_chars=n, scanned_chars=len(scanned))
+    return DiagnoseResult(recognised=bool(matches), matches=matches, text_chars=n, scanned_chars=len(scanned),
+                          oom=oom.read(scanned) if "out-of-memory" in scores else None)

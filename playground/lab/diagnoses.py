@@ -102,4 +102,55 @@ EXTRA: dict[str, Diagnosis] = {d.id: d for d in (
         before='x = torch.from_numpy(array).to("mps")  # float64',
         after='x = torch.from_numpy(array).float().to("mps")',
     ),
+
+    diagnosis(
+        "out-of-memory",
+        title=W("Out of memory: the device could not give what was asked", "内存不足：设备给不出所请求的内存"),
+        explain=W(
+            "The allocator asked the device for one more block and there was none that large. The message carries "
+            "its own breakdown: what the request needed, what PyTorch held in live tensors and in its cache, what "
+            "the rest of the process and other processes held, and what was free; the bar and the remedies below "
+            "are read from those numbers.",
+            "分配器向设备再要一块内存，却没有这么大的一块。报错本身就带着明细：这次请求要多少，"
+            "PyTorch 在存活张量和缓存里各占多少，进程的其余部分和其他进程占多少，还剩多少空闲；"
+            "下面的条形图和办法都是从这些数字读出来的。",
+        ),
+        before='model = AutoModelForCausalLM.from_pretrained(name).to("cuda")  # float32\nout = model.generate(**inputs, max_new_tokens=4096)',
+        after='model = AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16).to("cuda")\n# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, set before the process starts\nout = model.generate(**inputs, max_new_tokens=512)',
+    ),
+    diagnosis(
+        "generator-device",
+        title=W("A random generator on another device than the sampling", "随机数生成器和采样不在同一个设备上"),
+        explain=W(
+            "`torch.randperm` (what `RandomSampler`, `DataLoader(shuffle=True)` and `random_split` call) draws with "
+            "a `torch.Generator` of one device while the default device is another: usually "
+            "`torch.set_default_device('cuda')` or `torch.set_default_tensor_type(torch.cuda.FloatTensor)`, "
+            "which make `randperm` run on the GPU with the CPU generator the sampler holds. Keep the default "
+            "device the CPU and move each batch, or give the sampler a generator of the same device.",
+            "`torch.randperm`（`RandomSampler`、`DataLoader(shuffle=True)` 和 `random_split` 都会调用它）"
+            "用一个设备上的 `torch.Generator` 抽样，而默认设备却是另一个：通常是 "
+            "`torch.set_default_device('cuda')` 或 `torch.set_default_tensor_type(torch.cuda.FloatTensor)`，"
+            "它们让 `randperm` 在 GPU 上运行，而采样器拿着的是 CPU 的生成器。"
+            "让默认设备保持为 CPU，逐批移动数据；或者给采样器一个同一设备上的生成器。",
+        ),
+        before='torch.set_default_device("cuda")\nloader = DataLoader(dataset, batch_size=8, shuffle=True)\nfor batch in loader: ...',
+        after='loader = DataLoader(dataset, batch_size=8, shuffle=True)  # sampled on the CPU\nfor batch in loader:\n    batch = batch.to("cuda")',
+    ),
+    diagnosis(
+        "offloaded-to-fit",
+        title=W("Accelerate offloaded part of the model: it did not fit", "Accelerate 卸载了模型的一部分：它放不下"),
+        explain=W(
+            "With `device_map='auto'` the layers that did not fit on the GPUs went to the CPU, and those that did "
+            "not fit in RAM either went to disk: their parameters sit on the `meta` device and hooks copy them in "
+            "before each block runs, every forward pass, which is slow (disk offload most of all). Disk offload "
+            "needs a folder (`offload_folder=`). A smaller dtype (bfloat16, float16) or more memory keeps the "
+            "model whole; `max_memory` says how much each device may take.",
+            "使用 `device_map='auto'` 时，GPU 放不下的层去了 CPU，内存也放不下的层去了磁盘："
+            "它们的参数在 `meta` 设备上，每次前向计算时由钩子在每个块运行前把它们拷进来，这很慢（磁盘卸载尤其慢）。"
+            "卸载到磁盘需要一个文件夹（`offload_folder=`）。用更小的数据类型（bfloat16、float16）"
+            "或者更多内存可以让模型完整放下；`max_memory` 规定每个设备最多用多少。",
+        ),
+        before='model = AutoModelForCausalLM.from_pretrained(name, device_map="auto")  # float32',
+        after='model = AutoModelForCausalLM.from_pretrained(\n    name, device_map="auto", dtype=torch.bfloat16,\n    max_memory={0: "20GiB", "cpu": "30GiB"}, offload_folder="offload")',
+    ),
 )}

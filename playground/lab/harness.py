@@ -63,6 +63,9 @@ class Scenario:
     devices: int = 1  # GPUs the mistake needs to show (2: simulated with two fake ones where fewer are present)
     real_on: tuple[str, ...] = ("cuda", "mps")  # the kinds of GPU it runs on for real; simulated elsewhere
     stand_in: str = "fake"  # what simulates the GPU: "fake" tensors on a fake cuda device, or "meta"
+    # a tutorial's worry that measures harmless (its "mistake" and "fix" are two orders that both work): the
+    # page says so, instead of calling it a mistake and its other order a fix
+    harmless: bool = False
 
     def expected(self, kind: str) -> Outcome | None:
         """The outcome on a target of this kind (cuda2 falls back to cuda, every kind to "*")."""
@@ -76,7 +79,8 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
              script: scripts.Script, expect: Outcome | dict[str, Outcome], needs_gpu: bool = False,
              silent: bool = False, labels: dict[str, W] | None = None, bundled_only: bool = False,
              devices: int = 1, real_on: tuple[str, ...] = ("cuda", "mps"),
-             stand_in: str = "fake", words: dict[str, W] | None = None) -> Callable[[Callable], Scenario]:
+             stand_in: str = "fake", words: dict[str, W] | None = None,
+             harmless: bool = False) -> Callable[[Callable], Scenario]:
     """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
     beside its code and are registered as i18n keys: scenario.<id>.title, .explain, .label.<measured key>,
     and its own other words (`words`: a simulation's note, say) as scenario.<id>.<name>, which its code says
@@ -93,7 +97,7 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        labels, group, script, bundled_only, expect, devices, real_on, stand_in)
+                        labels, group, script, bundled_only, expect, devices, real_on, stand_in, harmless)
 
     return make
 
@@ -198,9 +202,10 @@ def run_fix(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
     return ns
 
 
-def row(name: str, x: torch.Tensor) -> TensorRow:
+def row(name: str, x: torch.Tensor, note: str = "") -> TensorRow:
+    """A row of the tensors-involved table; `note` (an i18n key, `ui.row.*`) says which copy of it the row is."""
     return TensorRow(name, str(x.device), str(x.dtype).removeprefix("torch."), list(x.shape),
-                     isinstance(x, FakeTensor))
+                     isinstance(x, FakeTensor), said(note) if note else None)
 
 
 def name_of(model, tensor) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import html
 
 from playground.core.i18n import t
-from playground.core.markdown import table
+from playground.core.markdown import code, table, text
 from playground.core.units import fmt_bytes
 from playground.lab.diagnose import DiagnoseResult
 from playground.lab.inspect import InspectReport
+from playground.lab.oom import Oom
 from playground.lab.result import BreakResult
 from playground.lab.scenarios import SCENARIOS
 
@@ -17,53 +18,72 @@ def _pre(code: str) -> str:
     return f"<pre>{html.escape(code)}</pre>"
 
 
-def fix_table(before: str, after: str, lang: str = "en") -> str:
-    """The before/after fix as a two-column HTML table of <pre> blocks."""
-    return (f"<table><thead><tr><th>{t('ui.before', lang)}</th><th>{t('ui.after', lang)}</th></tr></thead>"
+def fix_table(before: str, after: str, lang: str = "en", harmless: bool = False) -> str:
+    """The before/after fix as a two-column HTML table of <pre> blocks (for a harmless order: the order the
+    tutorials warn against, and theirs)."""
+    heads = ("ui.before_harmless", "ui.after_harmless") if harmless else ("ui.before", "ui.after")
+    return (f"<table><thead><tr><th>{t(heads[0], lang)}</th><th>{t(heads[1], lang)}</th></tr></thead>"
             f"<tbody><tr><td>{_pre(before)}</td><td>{_pre(after)}</td></tr></tbody></table>\n")
 
 
+def _label(key: str, lang: str, text: str = "", plain: bool = False, **fields) -> str:
+    """A label (bold unless `plain`) and what it labels, with the page language's colon: `**Error:** text`,
+    `**错误**：text`."""
+    return t("punct.labelled_plain" if plain else "punct.labelled", lang, label=t(key, lang, **fields), text=text)
+
+
 def result_markdown(r: BreakResult, lang: str = "en") -> str:
-    """A BreakResult as Markdown (with HTML tables for the fix) in 'en' or 'zh'."""
-    labels = SCENARIOS[r.scenario].labels if r.scenario in SCENARIOS else {}
-    out = [f"### {r.number}. {html.escape(r.title.text(lang))}\n"]
+    """A BreakResult as Markdown (with HTML tables for the fix) in 'en' or 'zh'.
+
+    Top to bottom as a reader meets it: where it ran (for real, or simulated), the library's message, then how
+    a simulation was made (its words say "the message above", "a real GPU's, below"), what a real GPU raises,
+    the tensors, what happened, the fix and its run."""
+    sc = SCENARIOS.get(r.scenario)
+    labels = sc.labels if sc else {}
+    harmless = bool(sc and sc.harmless)  # a tutorial's worry, measured harmless: not called a mistake
+    out = [f"### {r.number}. {text(r.title.text(lang))}\n"]
     if r.simulated and r.simulation:
-        out.append(f"> **{t('ui.simulated', lang)}:** {html.escape(r.simulation.text(lang))}\n")
+        out.append(f"_{t('ui.simulated_top', lang)}_\n")
     elif not r.cannot_run:
         out.append(f"_{t('ui.real', lang, device=r.device)}_\n")
     if r.cannot_run:
-        out.append(f"**{t('ui.cannot_run', lang)}:** {html.escape(r.cannot_run.text(lang))}\n")
+        out.append(_label("ui.cannot_run", lang, text(r.cannot_run.text(lang))) + "\n")
     for note in r.notes:
-        out.append(f"_{html.escape(note.text(lang))}_\n")
+        out.append(f"_{text(note.text(lang))}_\n")
     if r.warnings:
         out.append(f"**{t('ui.warnings', lang)}**\n")
         out.extend(_pre(w) for w in r.warnings)
     if r.raised:
         if r.broken_output:
-            out.append(f"{t('ui.broken_output', lang)}:\n{_pre(r.broken_output)}")
-        out.append(f"**{t('ui.error', lang)}:** `{r.error_type}`"
-                   + (f" ({', '.join(r.error_bases[:2])})" if r.error_bases else "") + "\n")
+            out.append(_label("ui.broken_output", lang, plain=True) + f"\n{_pre(r.broken_output)}")
+        kind = f"`{r.error_type}`"
+        if r.error_bases:
+            kind = t("punct.aside", lang, text=kind, aside=", ".join(r.error_bases[:2]))
+        out.append(_label("ui.error", lang, kind) + "\n")
         out.append(_pre(r.error_message or ""))
         if r.frame:
-            out.append(f"\n**{t('ui.where', lang)}:** <code>{html.escape(r.frame)}</code>\n")
+            out.append("\n" + _label("ui.where", lang, f"<code>{html.escape(r.frame)}</code>") + "\n")
         if r.raised_in:
-            out.append(f"{t('ui.raised_in', lang)}: <code>{html.escape(r.raised_in)}</code>\n")
+            out.append(_label("ui.raised_in", lang, f"<code>{html.escape(r.raised_in)}</code>", plain=True) + "\n")
     elif not r.cannot_run:
-        out.append(f"**{t('ui.no_error', lang)}**\n")
+        out.append(f"**{t('ui.no_error_harmless' if harmless else 'ui.no_error', lang)}**\n")
         if r.broken_output:
             out.append(_pre(r.broken_output))
+    if r.simulated and r.simulation:
+        out.append("> " + _label("ui.simulated", lang, text(r.simulation.text(lang))) + "\n")
     if r.real_gpu_message:
-        label = t("ui.real_gpu" if r.raised else "ui.real_gpu_generate", lang)
-        out.append(f"\n**{label}:**\n{_pre(r.real_gpu_message)}")
+        label = "ui.real_gpu" if r.raised else "ui.real_gpu_generate"
+        out.append("\n" + _label(label, lang) + f"\n{_pre(r.real_gpu_message)}")
         if r.real_gpu_how:
-            out.append(f"<sub>{html.escape(r.real_gpu_how.text(lang))}</sub>\n")
+            out.append(f"<sub>{text(r.real_gpu_how.text(lang))}</sub>\n")
     if r.tensors:
         out.append(f"\n**{t('ui.tensors', lang)}**\n")
         head = [t(k, lang) for k in ("ui.name", "ui.device", "ui.dtype", "ui.shape")]
-        out.append(table(head, [(f"`{html.escape(row.name)}`",
+        out.append(table(head, [(t("punct.aside", lang, text=code(row.name), aside=row.note.text(lang)) if row.note
+                                 else code(row.name),
                                  t("ui.fake_device", lang, device=row.device) if row.fake else row.device,
                                  row.dtype, list(row.shape)) for row in r.tensors]))
-    out.append(f"\n**{t('ui.what', lang)}:** {r.explanation.text(lang) if r.explanation else ''}\n")
+    out.append("\n" + _label("ui.what", lang, r.explanation.text(lang) if r.explanation else "") + "\n")
     if r.measured:
         rows = []
         for k, v in r.measured.items():
@@ -73,25 +93,26 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
             rows.append((label, html.escape(str(shown))))
         out += [f"**{t('ui.measured', lang)}**\n\n" + table([t("ui.quantity", lang), t("ui.value", lang)], rows), ""]
     if r.findings:
-        out.append(f"**{t('ui.findings', lang)}:** " + " ".join(f"**{html.escape(f.text(lang))}**"
-                                                               for f in r.findings) + "\n")
+        said_ = " ".join(f"**{text(f.text(lang))}**" for f in r.findings)
+        out.append(_label("ui.findings", lang, said_) + "\n")
     if r.hf_device_map:
         rows = [(html.escape(k), html.escape(v)) for k, v in r.hf_device_map.items()]
         out += [f"**{t('ui.device_map', lang)}**\n\n" + table([t("ui.name", lang), t("ui.device", lang)], rows), ""]
     if r.flagged_modules:
-        out.append(f"**{t('ui.flagged', lang, n=len(r.flagged_modules))}:** "
-                   + ", ".join(f"`{html.escape(m)}`" for m in r.flagged_modules) + "\n")
-    out.append(f"**{t('ui.fix', lang)}**\n")
-    out.append(fix_table(r.fix_before, r.fix_after, lang))
-    verdict = f"✅ {t('ui.fix_ok', lang)}" if r.fix_ok else f"❌ {t('ui.fix_failed', lang)}"
+        names = ", ".join(code(m) for m in r.flagged_modules)
+        out.append(_label("ui.flagged", lang, names, n=len(r.flagged_modules)) + "\n")
+    out.append(f"**{t('ui.order' if harmless else 'ui.fix', lang)}**\n")
+    out.append(fix_table(r.fix_before, r.fix_after, lang, harmless))
+    ok = "ui.fix_ok_harmless" if harmless else "ui.fix_ok"
+    verdict = f"✅ {t(ok, lang)}" if r.fix_ok else f"❌ {t('ui.fix_failed', lang)}"
     if r.fix_seconds is not None:
         timing = (t("ui.tokens", lang, n=r.fix_tokens, seconds=r.fix_seconds) if r.fix_tokens
                   else t("ui.seconds", lang, seconds=r.fix_seconds))
-        verdict += f" ({timing})"
-    out.append(f"**{t('ui.fix_run', lang)}:** {verdict}\n")
+        verdict = t("punct.aside", lang, text=verdict, aside=timing)
+    out.append(_label("ui.fix_run_harmless" if harmless else "ui.fix_run", lang, verdict) + "\n")
     if r.fix_output:
         shown = r.fix_output if r.fix_output.strip() else repr(r.fix_output)  # whitespace-only text, made visible
-        out.append(f"{t('ui.output', lang)}:\n{_pre(shown)}")
+        out.append(_label("ui.output", lang, plain=True) + f"\n{_pre(shown)}")
     if r.fix_error:
         out.append(_pre(r.fix_error))
     if r.waiting is not None:  # runs take turns: the visitors waiting shared nothing with this one
@@ -99,20 +120,43 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
     return "\n".join(out) + "\n"
 
 
+def oom_markdown(o: Oom, lang: str = "en") -> str:
+    """An out-of-memory message's numbers, part by part, and the remedies they point at, in `lang`."""
+    out = [f"#### {t('oom.title', lang)}\n", t("oom.read", lang, kind=t(f"oom.kind.{o.kind}", lang)) + "\n"]
+    if o.kind == "cpu":
+        out.append(t("oom.summary_cpu", lang, requested=fmt_bytes(o.requested)) + "\n")
+    else:
+        out.append(t("oom.summary", lang, device=o.device, requested=fmt_bytes(o.requested),
+                     free=fmt_bytes(o.free), total=fmt_bytes(o.total)) + "\n")
+        rows = [(t(f"oom.part.{p}", lang), fmt_bytes(b)) for p, b in o.parts()]
+        out.append(table([t("oom.col.part", lang), t("oom.col.bytes", lang)], rows, "lr") + "\n")
+    if o.kind == "cuda_1x":
+        out.append(f"_{t('oom.note_1x', lang)}_\n")
+    if o.processes:
+        listed = ", ".join(f"{pid}: {fmt_bytes(b)}" for pid, b in o.processes)
+        out.append(t("oom.processes", lang, list=listed) + "\n")
+    out.append(f"**{t('oom.remedies', lang)}**\n")
+    out += [f"- {r.text(lang)}" for r in o.remedies()]
+    return "\n".join(out) + "\n"
+
+
 def diagnose_markdown(result: DiagnoseResult, lang: str = "en", top: int = 3) -> str:
-    """The diagnosis as Markdown (with an HTML before/after table per match) in 'en' or 'zh'."""
+    """The diagnosis as Markdown (with an HTML before/after table per match) in 'en' or 'zh'; an out-of-memory
+    message's own numbers and remedies first."""
     if not result.recognised:
         return f"**{t('ui.not_recognised', lang)}**\n"
-    out = [f"#### {t('ui.matches', lang)}\n"]
+    out = [oom_markdown(result.oom, lang)] if result.oom is not None else []
+    out.append(f"#### {t('ui.matches', lang)}\n")
     for i, m in enumerate(result.matches[:top], 1):
         title = m.title.text(lang)
-        out.append(f"**{i}. {html.escape(title)}** (`{m.id}`)\n")
+        out.append(f"**{i}. {text(title)}**\n")
         if m.matched:
-            out.append(f"{t('ui.matched_text', lang)}: <code>{html.escape(m.matched[0])}</code>\n")
+            line = f"<code>{html.escape(m.matched[0])}</code>"
+            out.append(_label("ui.matched_text", lang, line, plain=True) + "\n")
         out.append(m.explanation.text(lang) + "\n")
         out.append(fix_table(m.fix_before, m.fix_after, lang))
-        if m.scenario:
-            out.append(t("ui.try_it", lang, id=m.id) + "\n")
+        if m.scenario:  # named as the lab lists it; the tab's button opens the first one there
+            out.append(t("ui.try_it", lang, number=SCENARIOS[m.id].number) + "\n")
     return "\n".join(out)
 
 

@@ -14,6 +14,7 @@ class TensorRow:
     dtype: str
     shape: list[int]
     fake: bool = False
+    note: Said | None = None  # which copy of the tensor the row is ("in the file", "train mode"), in words
 
 
 @dataclass

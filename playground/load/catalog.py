@@ -43,7 +43,7 @@ def catalog() -> list[CatalogEntry]:
     out += [CatalogEntry(h, f"{h} (Hugging Face Hub)", "hub", "needs network, or the Hugging Face cache")
             for h in HUB_MODELS]
     _top, names, _why = synthetic.allowed()
-    out += [CatalogEntry(n, f"{n} ({synthetic.PUBLISHED[n]} shape, random weights)", "synthetic", synthetic.LABEL)
+    out += [CatalogEntry(n, t("catalog.synthetic", "en", name=n, shape=synthetic.PUBLISHED[n]), "synthetic", synthetic.LABEL)
             for n in synthetic.CONFIGS if n in names]
     return out
 

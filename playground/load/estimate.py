@@ -269,12 +269,13 @@ def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int =
     est.available_bytes, est.available_source = avail, where
     need_ram = est.required_bytes
     notes = []
+    building = False  # the first use's float32 build, not the load, sets what RAM must hold
     if cfg.source.kind == "synthetic" and not cfg.built:
         # ensure() first builds the model in float32 in RAM and writes it to disk.
         build = est.build_bytes = int(est.weights_bytes_by_dtype["float32"] * (1 + MARGIN))
         if build > need_ram:
             notes.append(said("est.note.build", build=fmt_bytes(build)))
-            need_ram = build
+            need_ram, building = build, True
     if dev.kind == "mps":
         # Unified memory: the CPU copy and the MPS copy share the same RAM until .to() finishes.
         need_ram += est.weights_bytes
@@ -301,6 +302,11 @@ def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int =
         est.fits = fits_ram and g["fits"]
         reason = said("est.reason.cuda", need=fmt(need_ram), avail=fmt(avail), where=where,
                       vram=fmt(est.required_bytes), device=g["device"], free=fmt(g["free_bytes"]))
+    elif building:  # the build, not the load, needs the RAM: say both, since the panel lists the load's figures
+        est.fits = fits_ram
+        reason = said("est.reason.build", need=fmt(need_ram), f32=fmt(est.weights_bytes_by_dtype["float32"]),
+                      margin=f"{MARGIN:.0%}", dtype=est.dtype, load=fmt(est.required_bytes), avail=fmt(avail),
+                      where=where)
     else:
         est.fits = fits_ram
         reason = said("est.reason.ram", need=fmt(need_ram), weights=fmt(est.weights_bytes),
@@ -330,9 +336,11 @@ def refusal(est: Estimate) -> Said:
         tips.append(said("est.tip.dtype", dtype=n, need=fmt_bytes(need(b))))
     if torch.cuda.is_available() and est.device != "auto":
         tips.append(said("est.tip.auto"))
-    if not tips:
-        tips.append(said("est.tip.smaller"))
-    note = said("est.refuse.note", note=_listed(est.notes)) if est.notes else ""
+    if not tips:  # no dtype fits: say why none does (the float32 build sets the need whatever the dtype)
+        tips.append(said("est.tip.build", build=fmt_bytes(est.build_bytes)) if est.build_bytes > est.available_bytes
+                    else said("est.tip.smaller"))
+    notes = [n for n in est.notes if n.key != "est.note.build" or est.reason.key != "est.reason.build"]  # said once
+    note = said("est.refuse.note", note=_listed(notes)) if notes else ""
     return said("est.refuse", model=est.model, dtype=est.dtype, device=est.device, reason=est.reason, note=note,
                 tips=_listed(tips))
 

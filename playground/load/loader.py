@@ -1,52 +1,39 @@
-"""Loading a model in timed phases: check, import, disk -> RAM, `.to(device)`, `eval()`.
+"""Loading a model in timed phases: import, check, unload, disk -> RAM, `.to(device)`, `eval()`.
 
-`prepare(src, dev, dtype)` makes every check that can fail before a weight is read (memory guard,
-synthetic build, Hub download) and returns a `Plan`; `load(plan)` runs `from_pretrained`,
-`model.to(device)` and `model.eval()`, each timed apart with memory read around it, and returns
-a `LoadedModel` holding its `LoadReport`. `trust_remote_code` is never enabled; weights load
-only from safetensors. Why the phases are apart: docs/loading.md.
+`prepare(src, dev, dtype)` imports the architecture's code and makes every check that can fail before
+a weight is read (memory guard, synthetic build, Hub download, tokenizer) and returns a `Plan`;
+`unload(plan, release)` frees the model held before, as a phase of its own; `load(plan)` runs
+`from_pretrained`, `model.to(device)` and `model.eval()`, each timed apart with memory read around it,
+and returns a `LoadedModel` holding its `LoadReport`. `trust_remote_code` is never enabled; weights
+load only from safetensors. Why the phases are apart: docs/loading.md.
 """
 
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import Placement
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
-from playground.hw import devices, memory
+from playground.hw import devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import catalog, checkpoint, estimate, hub, migration, placement as placing, synthetic
 from playground.load.catalog import ModelSource
+from playground.load.phases import PhaseReport, phase as _phase, timed as _timed
 
 Progress = Callable[[float, str], None]
 
 
 def _quiet(frac: float, desc: str) -> None:
     """A progress callback that reports nothing."""
-
-
-@dataclass
-class PhaseReport:
-    name: str  # "estimate", "download" (Hub models), "import", "load", "migrate", "eval"
-    seconds: float
-    rss_before: int
-    rss_after: int
-    available_before: int
-    available_after: int
-    vram_before: list[dict] = field(default_factory=list)
-    vram_after: list[dict] = field(default_factory=list)
-    note: Said | None = None
-    bytes: int | None = None  # the download phase: bytes fetched (0 from the cache)
 
 
 @dataclass
@@ -77,6 +64,7 @@ class LoadReport:
     context_length: int | None = None
     hint: Said | None = None  # what this (device, dtype) pair costs
     label: Said | None = None  # the synthetic models' "random weights" warning
+    size_note: Said | None = None  # a synthetic model: why it has fewer parameters than its published size
     # A Hub model's download phase (None for every other source): bytes fetched now (0 from the cache)
     download_seconds: float | None = None
     download_bytes: int | None = None
@@ -87,6 +75,8 @@ class LoadReport:
     shared: int = 0  # other visitors who held this model when this one asked for it (0: loaded for this one)
     waiting: int | None = None  # other visitors waiting for the lane when the load ended (the page's queue)
     evicted_before: dict | None = None  # the model this visitor held before, unloaded since for another's
+    # every byte after the load, each part from its counter (playground.hw.ledger), the estimate beside the weights
+    ledger: list[ledger.Part] = field(default_factory=list)
 
     @property
     def migrate_note(self) -> Said:
@@ -100,6 +90,7 @@ class LoadReport:
         d["vram"]["reason"] = d["vram"]["reason"] or ""
         for p in d["phases"]:
             p["note"] = p["note"] or ""
+        d["ledger"] = ledger.as_dicts(self.ledger)
         return d
 
 
@@ -109,6 +100,7 @@ class LoadedModel:
     tokenizer: object
     report: LoadReport
     device: str  # where inputs must go: "cpu", "cuda:0", "mps"; for auto the embedding's device
+    folder: str = ""  # the checkpoint's folder (never shown): the ledger reads its mapping's resident pages
     placed: placing.PlacementPlan | None = None  # a load with memory limits: the plan it was loaded by
     offload_folder: str | None = None  # its offload folder (removed when it is unloaded)
 
@@ -128,14 +120,26 @@ class Plan:
     folder: str = ""  # what from_pretrained reads: the folder (a Hub model's cached snapshot)
     placed: placing.PlacementPlan | None = None  # memory limits given: the plan (device_map="auto", max_memory=...)
     offload_folder: str | None = None  # the plan uses the disk tier: where Accelerate may write what it offloads
+    others_copied: int = 0  # copied weights of other models this process holds (the pool's): not the runtime
+    import_phase: PhaseReport | None = None  # the architecture's code, imported before the estimate needs it
+    tokenizer_phase: PhaseReport | None = None
+    unload_phase: PhaseReport | None = None  # the model held before, freed (`unload`), when there was one
+    estimate: estimate.Estimate | None = None  # the guard's sizes: the ledger sets the measured weights beside them
+    context_phase: PhaseReport | None = None  # a GPU's CUDA context, created and measured (its first use only)
+
+    def phases(self) -> list[PhaseReport]:
+        """The phases run so far, in order (a Hub model's config.json, fetched first, counts as download)."""
+        return [p for p in (self.import_phase, self.context_phase, self.estimate_phase, self.download_phase,
+                            self.build_phase, self.tokenizer_phase, self.unload_phase) if p is not None]
 
 
 def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
             reclaimable: int = 0, placement: Placement | None = None, resident: int = 0) -> Plan:
-    """The checks before a single weight is read: does it fit (`resident`: RAM the models already loaded
-    hold; `reclaimable`: the part of it given back first; with `placement`, the plan for those memory limits), a Hub model's download (after the
-    memory check: only config.json comes down before it) and the safetensors checks of what came down,
-    is a synthetic checkpoint built, is the offload folder writable."""
+    """The architecture's import, then the checks before a single weight is read: does it fit (`resident`:
+    RAM the models already loaded hold; `reclaimable`: the part of it given back first; with `placement`, the
+    plan for those memory limits), a Hub model's download (after the memory check: only config.json comes
+    down before it) and the safetensors checks of what came down, is a synthetic checkpoint built, the
+    tokenizer, is the offload folder writable."""
     started = time.perf_counter()
     if src.kind == "hub":
         # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
@@ -145,13 +149,19 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         if hub.cached(src.ref) is None:
             hub.config_folder(src.ref)
     configured = time.perf_counter()
+    # Transformers imports each architecture's Python code lazily, on first use: seconds of `import`,
+    # once per process. The estimate below builds the model on the meta device, which would import it
+    # and bill the import to "checking it fits": import it first, as a phase of its own.
+    progress(0.01, phrase("progress.import"))
+    with _timed("import") as imported:
+        cfg = catalog.read_config(src)
+        model_class = _model_class(src, cfg.config)
+    imported.note = said("phase.import", cls=model_class.__name__)
+    context = _context_phase(dev, progress)  # a GPU's first use in this process: its CUDA context, measured
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
-    # The check builds the model on the meta device (shapes, no data), which also imports
-    # the architecture's code: timed here, reported as the "estimate" phase.
     progress(0.02, phrase("progress.estimate"))
     with _timed("estimate") as phase:
-        cfg = catalog.read_config(src)
-        placed = None
+        est = placed = None
         if placement is not None:  # the plan for these limits, checked (the RAM it needs, the disk tier)
             placed = placing.guard(cfg, dtype, placement, reclaimable, resident)
             phase.note = said("place.phase", limits=str(placement), tiers=placing.tiers_text(placed))
@@ -164,12 +174,56 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         download, folder = _download(src, progress, blobs, dl_before, configured - started)
     elif src.kind == "synthetic":
         build = _build_phase(src, progress)
+    progress(0.11, phrase("progress.tokenizer"))
+    with _timed("tokenizer") as checked:
+        tokenizer = _checked_tokenizer(src, folder)
+    checked.note = said("phase.tokenizer", cls=type(tokenizer).__name__)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
-    tokenizer = _checked_tokenizer(src, folder)
     offload = str(placing.new_folder(placed.by_tier["disk"])) if placed and placed.by_tier.get("disk") else None
     return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=tokenizer, download_phase=download,
-                folder=folder, placed=placed, offload_folder=offload)
+                folder=folder, import_phase=imported, tokenizer_phase=checked, estimate=est, context_phase=context,
+                placed=placed, offload_folder=offload)
+
+
+def _context_phase(dev: DeviceInfo, progress: Progress) -> PhaseReport | None:
+    """A GPU's first CUDA call creates its context (VRAM, 1-2.5 GB of host RAM, seconds): timed and measured
+    here, before the estimate's free-memory query would create it unseen. None when it exists already."""
+    index = int(dev.id.split(":")[1]) if dev.kind == "cuda" else None
+    if index is None or not ledger.cuda_context_pending(index):
+        return None
+    progress(0.015, phrase("progress.context", device=dev.id))
+    with _timed("context") as made:
+        cost = ledger.cuda_context(index)
+    made.note = said("phase.context", device=dev.id, host=fmt_bytes(cost["host_bytes"] or 0),
+                     vram=fmt_bytes(cost["device_bytes"]) if cost["device_bytes"] is not None else "?")
+    return made
+
+
+def _model_class(src: ModelSource, config) -> type:
+    """The causal-LM class for `config` (Transformers' mapping; importing its module on first use)."""
+    try:
+        return AutoModelForCausalLM._model_mapping[type(config)]
+    except KeyError:
+        raise UserError.of("err.not_causal", name=src.name, model_type=getattr(config, "model_type", "?")) from None
+    except Exception as e:
+        raise _load_error(src, e) from None
+
+
+def unload(plan: Plan, release: Callable[[], None], progress: Progress = _quiet,
+           previous: str | None = None) -> PhaseReport | None:
+    """Free the model held before (`previous` names it; None: nothing was held) by calling `release`, timed
+    as the load's "unload" phase, its memory read around it; the phase joins `plan`'s and is returned.
+    With nothing held, `release` still runs and no phase is reported."""
+    if previous is None:
+        release()
+        return None
+    progress(0.115, phrase("progress.unload", model=previous))
+    with _timed("unload") as freed:
+        release()
+    freed.note = said("phase.unload", model=previous, freed=fmt_bytes(max(freed.rss_before - freed.rss_after, 0)))
+    plan.unload_phase = freed
+    return freed
 
 
 def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
@@ -230,38 +284,25 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
     src, dev = plan.source, plan.device
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
-    # never the network: a Hub model was downloaded by `prepare`
-    common = dict(trust_remote_code=False, local_files_only=True)
-    progress(0.12, phrase("progress.tokenizer"))
+    common = dict(trust_remote_code=False, local_files_only=True)  # never the network: see `prepare`
     try:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    # in the order they ran: the memory check (on config.json alone), then a Hub download or a synthetic build
-    phases = [p for p in (plan.estimate_phase, plan.download_phase, plan.build_phase) if p is not None]
+    phases = plan.phases()  # import, the checks, the unload: in the order they ran
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
     if plan.placed is not None:  # Accelerate plans again from these numbers: the same plan (load/placement.py)
         kwargs.update(device_map="auto", max_memory=plan.placed.max_memory_arg(), offload_folder=plan.offload_folder)
-
-    # Find the model class from config.json. Transformers imports each architecture's
-    # Python code lazily, on first use: seconds of `import`, once per process, that
-    # would otherwise be billed to "loading from disk".
-    progress(0.15, phrase("progress.import"))
-    with _timed("import", phases) as imported:
-        try:
-            config = plan.config if plan.config is not None else AutoConfig.from_pretrained(ref, **common)
-            model_class = AutoModelForCausalLM._model_mapping[type(config)]
-        except KeyError:
-            raise UserError.of("err.not_causal", name=src.name,
-                               model_type=getattr(config, "model_type", "?")) from None
-        except Exception as e:
-            raise _load_error(src, e) from None
-    imported.note = said("phase.import", cls=model_class.__name__)
+    config = plan.config  # None for a synthetic model: from_pretrained reads the one written with it
 
     # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
     progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
+    # the ledger's runtime: this process's anonymous memory with no weights of this model held, freed heap
+    # pages handed back first (as the ledger's own reading does) and the other models' copies (the pool's) taken off
+    memory.trim_heap()
+    idle = memory.rss_anonymous() - plan.others_copied
     with _timed("load", phases):
         failure = None
         try:
@@ -278,9 +319,8 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     # The migration, model.to(device).
     progress(0.7, phrase("progress.migrate", device=dev.id))
     if dev.id == "auto":  # placed by from_pretrained already: nothing to move, nothing to time
-        before = memory.snapshot()
         code, fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
-        moved = _phase("migrate", 0.0, before, memory.snapshot())
+        moved = _phase("migrate", 0.0, memory.snapshot(), memory.snapshot())
         phases.append(moved)
     else:
         first = next(model.parameters())
@@ -300,60 +340,31 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     with _timed("eval", phases, said("phase.eval")):
         model.eval()
 
+    # the last phase ends here: what follows (the report, the ledger) is bookkeeping, in no phase
+    progress(1.0, phrase("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
-    report = _report(plan, model, tokenizer, phases, code, fields)
-    progress(1.0, phrase("progress.loaded"))
+    report = _report(plan, model, tokenizer, phases, code, fields, idle)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
-                       device=placing.input_device(model), placed=plan.placed, offload_folder=plan.offload_folder)
+                       device=placing.input_device(model), folder=ref, placed=plan.placed,
+                       offload_folder=plan.offload_folder)
 
 
-@contextmanager
-def _timed(name: str, into: list[PhaseReport] | None = None, note: Said | None = None,
-           sync: str | None = None) -> Iterator[PhaseReport]:
-    """Time the block as the phase `name`: memory read, the clock started; at its end the clock stopped,
-    memory read. `sync`: a device whose queued work is waited for before each clock reading (a GPU runs
-    asynchronously). Yields the report, complete (and added to `into`) once the block ends without raising."""
-    before = memory.snapshot()
-    phase = _phase(name, 0.0, before, before, note)
-    if sync is not None:
-        devices.sync(sync)
-    t0 = time.perf_counter()
-    yield phase
-    if sync is not None:
-        devices.sync(sync)
-    phase.seconds = time.perf_counter() - t0
-    after = memory.snapshot()
-    phase.rss_after, phase.available_after = after.rss, after.available
-    phase.vram_after = [asdict(g) for g in after.gpus]
-    if into is not None:
-        into.append(phase)
-
-
-def _phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memory.MemorySnapshot,
-           note: Said | None = None) -> PhaseReport:
-    return PhaseReport(
-        name=name, seconds=seconds, rss_before=before.rss, rss_after=after.rss,
-        available_before=before.available, available_after=after.available,
-        vram_before=[asdict(g) for g in before.gpus], vram_after=[asdict(g) for g in after.gpus], note=note,
-    )
-
-
-def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict) -> LoadReport:
+def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")
     vram_gpus, vram_reason = memory.gpu_readings()
     by = {p.name: p for p in phases}
-    first, last = by["load"], phases[-1]
+    first, last, down = by["load"], phases[-1], by.get("download")
     folder = Path(plan.folder or src.ref)
-    down = by.get("download")
+    weights, mapped = memory.weights_bytes(model), migration.file_backed_bytes(model)
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
-        dtype_reason=said("note.dtype.auto" if plan.dtype == "auto" else "note.dtype.cast", dtype=actual),
+        dtype_reason=_dtype_reason(plan, actual, weights, mapped),
         param_count=sum(p.numel() for p in params),
         buffer_count=sum(1 for _ in model.buffers()),
-        weights_bytes=memory.weights_bytes(model),
+        weights_bytes=weights,
         disk_bytes=checkpoint.disk_bytes(folder),
         estimate_seconds=by["estimate"].seconds, import_seconds=by["import"].seconds,
         load_seconds=by["load"].seconds, migrate_seconds=by["migrate"].seconds, eval_seconds=by["eval"].seconds,
@@ -364,14 +375,32 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         migrate_code=code, migrate_fields=fields,
         hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
         placement=_placement(params),
-        file_backed_bytes=migration.file_backed_bytes(model),
+        file_backed_bytes=mapped,
         context_length=estimate.context_length(model.config),
         hint=devices.hint(dev, plan.dtype),
         label=said("label.synthetic") if src.kind == "synthetic" else None,
+        size_note=synthetic.size_note(src.name, model.config, sum(p.numel() for p in params))
+        if src.kind == "synthetic" else None,
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
         download_from_cache=(down.bytes == 0) if down else None,
         chat_template=bool(getattr(tokenizer, "chat_template", None)),
+        ledger=ledger.assemble(model, runtime_anon=idle, folder=str(folder),
+                               weights_estimate=plan.estimate.weights_bytes if plan.estimate is not None else None),
     )
+
+
+def _dtype_reason(plan: Plan, actual: str, weights: int, mapped: int | None) -> Said:
+    """What happened to the dtype, from the checkpoint's stored dtype (its safetensors header) and where the
+    loaded weights' bytes lie: kept as stored (mapped from the file, or not), or cast while loading (copied)."""
+    if plan.dtype == "auto":
+        return said("note.dtype.auto", dtype=actual)
+    stored = (plan.estimate.checkpoint or {}).get("dtype") if plan.estimate is not None else None
+    if stored is None:
+        return said("note.dtype.unknown", dtype=actual)
+    sizes = dict(dtype=actual, weights=fmt_bytes(weights), mapped=fmt_bytes(mapped or 0))
+    if stored != actual:  # from_pretrained's cast makes a new tensor per weight: nothing stays mapped
+        return said("note.dtype.cast", stored=stored, **sizes)
+    return said("note.dtype.mapped" if mapped and mapped >= weights else "note.dtype.same", **sizes)
 
 
 def _placement(params: list[torch.nn.Parameter]) -> dict:

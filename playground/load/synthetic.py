@@ -55,6 +55,10 @@ PUBLISHED = {
     "synthetic/gpt2-small": "124M", "synthetic/gpt2-medium": "355M", "synthetic/gpt2-large": "774M",
     "synthetic/gpt2-xl": "1.5B", "synthetic/llama-1b": "1.2B", "synthetic/llama-7b": "6.7B",
 }
+# ...and those vocabularies: these models use the bundled tokenizer's 8,192 tokens instead, so they have fewer
+# parameters than the published size (GPT-2 small: 92.1M here, 124M published), all of them in the embedding
+PUBLISHED_VOCAB = {"synthetic/gpt2-small": 50257, "synthetic/gpt2-medium": 50257, "synthetic/gpt2-large": 50257,
+                   "synthetic/gpt2-xl": 50257, "synthetic/llama-1b": 128256, "synthetic/llama-7b": 32000}
 LABEL = "random weights: the text is noise; the timings and memory are real"
 SHARD_BYTES = 1 << 30  # 1 GiB shards: GPT-2 XL in float32 is 6 shards, one progress step each
 TMP_PREFIX = ".tmp-"  # a build in progress: .tmp-<pid>-<start time>-<random>
@@ -76,6 +80,20 @@ def folder(name: str) -> Path:
 def _check_name(name: str) -> None:
     if name not in CONFIGS:
         raise UserError.of("err.synthetic_name", name=str(name)[:60], known=", ".join(CONFIGS))
+
+
+def size_note(name: str, config, param_count: int) -> Said | None:
+    """Why a synthetic model has fewer parameters than its published size, from its config and its counted
+    parameters: the published vocabulary's extra rows in the embedding (and the output head, when untied).
+    None for a model with no published size."""
+    if name not in PUBLISHED_VOCAB:
+        return None
+    tied = bool(getattr(config, "tie_word_embeddings", True))
+    extra = (PUBLISHED_VOCAB[name] - config.vocab_size) * config.hidden_size * (1 if tied else 2)
+    return Said("label.synthetic_size", dict(
+        here=f"{param_count / 1e6:,.1f}M", published=PUBLISHED[name], vocab=f"{config.vocab_size:,}",
+        published_vocab=f"{PUBLISHED_VOCAB[name]:,}", extra=f"{extra / 1e6:,.1f}M",
+        total=f"{(param_count + extra) / 1e6:,.1f}M", where=Said("label.embedding" if tied else "label.embedding_head")))
 
 
 # -- which ones this process offers -----------------------------------------------

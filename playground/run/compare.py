@@ -2,7 +2,8 @@
 
 `run(src, pairs, max_new_tokens)` loads each pair through the page's path, warms up once, then
 times `RUNS` greedy generations: per row the load and migration, TTFT and decode tokens/s as
-median and spread with their token counts, peak memory, and the share of the bandwidth bound.
+median and spread with their token counts, peak memory, the share of the bandwidth bound, and the
+last run's memory ledger with the weights' and the KV cache's estimates beside their measurements.
 With the pool, the pairs run in its lane, beside the models it holds for visitors and within the
 budget they leave: nothing of theirs is unloaded. `to_csv`, `to_json`, `export` write the rows.
 What each figure means: docs/generation.md.
@@ -26,11 +27,11 @@ from playground.core import settings, threads
 from playground.core.errors import UserError, shown
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
-from playground.hw import bandwidth, devices, memory, sampler
+from playground.hw import bandwidth, devices, ledger, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import estimate, loader
 from playground.load.catalog import ModelSource
-from playground.run import generation
+from playground.run import accounting, generation
 
 DEFAULT_PROMPT = "ROMEO: But soft, what light through yonder window breaks?"
 DEFAULT_DTYPES = ("float32", "bfloat16", "float16")
@@ -45,7 +46,8 @@ CSV_COLUMNS = (
     "ttft_max_s", "prompt_tokens", "new_tokens", "decode_tokens", "decode_s", "decode_tokens_per_s",
     "decode_min_tokens_per_s", "decode_max_tokens_per_s", "weights_bytes", "rss_start", "peak_rss", "peak_rss_growth",
     "peak_vram", "bandwidth_gbps", "bound_tokens_per_s", "percent_of_bound", "bound", "step_ms", "weights_read_ms",
-    "file_backed_bytes", "finish_reason", "error",
+    "file_backed_bytes", "weights_estimate_bytes", "weights_error_pct", "kv_bytes", "kv_estimate_bytes", "kv_error_pct",
+    "activation_bytes", "finish_reason", "error",
 )
 
 
@@ -84,6 +86,14 @@ class CompareRow:
     step_ms: float | None = None  # one decode step, 1000 / decode_tokens_per_s
     weights_read_ms: float | None = None  # reading every weight once at the measured bandwidth
     file_backed_bytes: int | None = None
+    # the last timed run's ledger (playground.run.accounting), and its estimates beside what was measured
+    weights_estimate_bytes: int | None = None
+    weights_error_pct: float | None = None
+    kv_bytes: int | None = None  # read from the cache object, the cache still held after the last token
+    kv_estimate_bytes: int | None = None  # per-token estimate x the tokens in the cache
+    kv_error_pct: float | None = None
+    activation_bytes: int | None = None  # the prefill's peak above what stayed
+    ledger: list[dict] = field(default_factory=list)
     finish_reason: str | None = None
     # why the pair failed: our own refusal (a UserError, the memory check's) as words, said in the page's
     # language; a library's own message as it is. The API's `error` is the English, `error_zh` the Chinese
@@ -204,7 +214,9 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
                 s.mark("warm-up" if is_warmup else "prefill")
                 run_stop = threading.Event()  # stream() sets its own event when it ends; never ours
                 text, stats = "", None
-                for text, stats in generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=run_stop):
+                meter = None if is_warmup else accounting.Meter(lm)  # every timed run alike; the last one's is kept
+                for text, stats in generation.stream(lm.model, lm.tokenizer, lm.device, prompt, params, stop=run_stop,
+                                                     meter=meter):
                     if not is_warmup and stats.new_tokens >= 1 and s.spans[-1].name != "decode":
                         s.mark("decode")
                     what = (phrase("progress.cmp_warmup", done=stats.new_tokens, n=n_new) if is_warmup else
@@ -217,6 +229,9 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
                 elif stats is not None and stats.new_tokens:
                     timed.append(stats)  # a run stopped part way counts too: the row says "stopped"
                     row.text = text
+                    _ledger(row, meter.parts(stats.prompt_tokens, stats.new_tokens))
+                if meter is not None:
+                    meter.release()
                 if stats is not None and stats.finish_reason == "stopped":
                     row.status = "stopped"
                     break
@@ -237,6 +252,19 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
         _medians(row, timed)
     if row.status != "stopped":
         row.status = "ok" if timed else "stopped"
+
+
+def _ledger(row: CompareRow, parts: list) -> None:
+    """The row's memory: the run's ledger, and the estimates beside the weights and the KV cache."""
+    row.ledger = ledger.as_dicts(parts)
+    by = {p.part: p for p in parts if p.scope != "device"}
+    weights, kv, act = by.get("weights"), by.get("kv_cache"), by.get("activations")
+    if weights is not None:
+        row.weights_estimate_bytes, row.weights_error_pct = weights.estimate_bytes, weights.error_pct
+    if kv is not None:
+        row.kv_bytes, row.kv_estimate_bytes, row.kv_error_pct = kv.bytes, kv.estimate_bytes, kv.error_pct
+    if act is not None:
+        row.activation_bytes = act.bytes
 
 
 def _medians(row: CompareRow, timed: list) -> None:

@@ -64,14 +64,15 @@ def stream(
     stop: threading.Event | None = None,
     use_cache: bool = True,
     min_interval: float = 0.05,
+    meter=None,
 ) -> Iterator[tuple[str, DecodeStats]]:
     """Yield (text so far, stats so far) from a hand-written decode loop; the last one is final.
 
     The loop runs in a fresh thread (see `playground.core.threads`: a thread that waits must
     not own an OpenMP pool of its own, or every kernel runs throttled)."""
     stop = stop or threading.Event()
-    return threads.iterate(lambda: _loop(model, tokenizer, device, prompt, params, stop, use_cache, min_interval),
-                           stop, name="decode-loop")
+    return threads.iterate(lambda: _loop(model, tokenizer, device, prompt, params, stop, use_cache, min_interval,
+                                         meter), stop, name="decode-loop")
 
 
 def check_engine(engine: object) -> str:
@@ -83,17 +84,18 @@ def check_engine(engine: object) -> str:
 
 
 def stream_engine(engine: str, model, tokenizer, device: str, prompt: str, params: GenerationParams,
-                  stop: threading.Event | None = None) -> Iterator[tuple[str, GenerationStats]]:
+                  stop: threading.Event | None = None, meter=None) -> Iterator[tuple[str, GenerationStats]]:
     """The updates of the engine named `engine` (one of `generation.ENGINES`): generate() through the token
-    streamer, or this loop with the KV cache ("manual") or without it ("manual-nocache")."""
+    streamer, or this loop with the KV cache ("manual") or without it ("manual-nocache"). `meter`: the
+    generation's ledger (playground.run.accounting), fed by either."""
     if engine == "generate":
-        return generation.stream(model, tokenizer, device, prompt, params, stop=stop)
-    return stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=engine == "manual")
+        return generation.stream(model, tokenizer, device, prompt, params, stop=stop, meter=meter)
+    return stream(model, tokenizer, device, prompt, params, stop=stop, use_cache=engine == "manual", meter=meter)
 
 
 def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, stop: threading.Event,
-          use_cache: bool, min_interval: float) -> Iterator[tuple[str, DecodeStats]]:
-    inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template)
+          use_cache: bool, min_interval: float, meter=None) -> Iterator[tuple[str, DecodeStats]]:
+    inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template, meter)
     ids = inputs["input_ids"]
     mask = inputs.get("attention_mask")
     greedy = params.temperature == 0
@@ -102,7 +104,7 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     # generate() computes logits for the last position only, when the model accepts logits_to_keep
     keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
     stats = DecodeStats(engine="manual" if use_cache else "manual-nocache", greedy=greedy, use_cache=use_cache,
-                        prompt_tokens=int(ids.shape[-1]),
+                        prompt_tokens=int(ids.shape[-1]), max_new_tokens=params.max_new_tokens,
                         chat_template_applied=generation.applies_template(tokenizer, params.chat_template))
     torch.manual_seed(params.seed)
 
@@ -119,6 +121,8 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
     past = None
     seq = ids
     last_yield = 0.0
+    if meter is not None:
+        meter.before_prefill()  # before the clock starts
     devices.sync(device)
     t_start = time.perf_counter()
     while True:
@@ -136,6 +140,8 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
         now = time.perf_counter()
         if not new:
             stats.prefill_seconds = now - t_start
+            if meter is not None:
+                meter.first_token()
         new.append(tok)
         times.append(now)
         seq = torch.cat([seq, nxt.reshape(1, 1).to(seq.device)], dim=-1)
@@ -151,6 +157,9 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
             # a copy, as generation.stream yields: a consumer that keeps updates must not see them change
             yield tokenizer.decode(new, skip_special_tokens=True), replace(stats)
     stats.finish_reason = generation.finish_reason(new, eos, params.max_new_tokens, stop.is_set())
+    if meter is not None:
+        meter.keep(past)
+        meter.cacheless = not use_cache
     yield tokenizer.decode(new, skip_special_tokens=True), stats
 
 

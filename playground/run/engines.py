@@ -39,12 +39,14 @@ class EngineRow:
     ttft_seconds: float | None  # the prefill and the first token's choice
     same_tokens_as_generate: bool
     first_difference: int | None  # index of the first token that differs from generate()'s
-    compile_seconds: float  # 0 where nothing compiles, or it was compiled earlier in this process
+    compile_seconds: float | None  # None where nothing compiles; 0 when compiled earlier in this process
     bandwidth_bound_tokens_per_second: float
     percent_of_bound: float | None
     overhead_ms_per_token: float | None  # the time per token above what reading the weights takes
     finish_reason: str
     token_ids: list[int] = field(default_factory=list)
+    # where the cache-less loop parts from generate(): why, measured (`parting`); None where it does not
+    parting: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -93,7 +95,7 @@ def generate_ids(model, tokenizer, device: str, prompt: str, n: int) -> tuple[li
 
 
 def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
-         compile_seconds: float = 0.0, finish: str = "length") -> EngineRow:
+         compile_seconds: float | None = None, finish: str = "length") -> EngineRow:
     n = len(ids)
     decode_s = stamps[-1] - stamps[0] if n > 1 else None
     tps = (n - 1) / decode_s if decode_s else None
@@ -108,6 +110,26 @@ def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[i
         percent_of_bound=100 * tps / bound if tps else None,
         overhead_ms_per_token=1e3 / tps - 1e3 / bound if tps else None, finish_reason=finish, token_ids=ids,
     )
+
+
+def parting(model, tokenizer, device: str, prompt: str, ref: list[int], other: list[int], at: int) -> dict:
+    """Why the cache-less loop's greedy tokens part from generate()'s at index `at` (the same before it):
+    the logits for that position computed both ways, on generate()'s tokens so far. `margin`: how far
+    generate()'s choice led the loop's in generate()'s own logits (a cached step, as generate() and the manual
+    loop compute it); `gap`: the largest difference between those logits and a full recompute's (no cache).
+    A margin within the gap is a near-tie that rounding decides: in bfloat16 a logit near 10 is kept to
+    steps of 1/16, and the two paths round differently."""
+    ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
+    with torch.inference_mode():
+        out = model(input_ids=ids, use_cache=True)  # the prefill, then one cached step per token of generate()'s
+        for tok in ref[:at]:
+            out = model(input_ids=torch.tensor([[tok]], device=device), past_key_values=out.past_key_values,
+                        use_cache=True)
+        cached = out.logits[0, -1].float()
+        seq = torch.cat([ids, torch.tensor([ref[:at]], dtype=ids.dtype, device=device)], dim=-1)
+        full = model(input_ids=seq, use_cache=False).logits[0, -1].float()
+    return dict(index=at, chosen=ref[at], other=other[at], margin=float(cached[ref[at]] - cached[other[at]]),
+                gap=float((cached - full).abs().max()), other_leads_in_full=bool(full[other[at]] >= full[ref[at]]))
 
 
 MATMULS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::linear", "mkl::_mkl_linear", "aten::_mkldnn_linear"}
@@ -180,6 +202,9 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
         _, st = decode.run(model, tokenizer, device, prompt, params, use_cache=use_cache)
         stamps = list(itertools.accumulate(st.token_seconds, initial=st.ttft_seconds))
         rows.append(make_row(st.engine, st.token_ids, stamps, ref, bound, finish=st.finish_reason))
+        if not use_cache and rows[-1].first_difference is not None and rows[-1].first_difference < len(ref):
+            rows[-1].parting = threads.run(parting, model, tokenizer, device, prompt, ref, st.token_ids,
+                                           rows[-1].first_difference, name="engine")
     report = EnginesReport(
         model=name, device=device, dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
         prompt_tokens=n_prompt, max_new_tokens=max_new_tokens, weights_bytes=weights, read=read.to_dict(),

@@ -42,6 +42,7 @@ class GenerationStats:
     finish_reason: str = "running"  # "running", "length", "eos", "stopped"
     greedy: bool = True
     chat_template_applied: bool = False  # the prompt went in as the user's message of the tokenizer's template
+    max_new_tokens: int = 0  # the budget: while it runs, what is left of it at the rate so far says the time left
     # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
     # between them are the per-token decode times (playground.run.decode.step_seconds)
     token_times: list[float] = field(default_factory=list)
@@ -50,6 +51,8 @@ class GenerationStats:
     device: str = ""
     dtype: str = ""
     waiting: int | None = None  # other visitors waiting for the lane when the run ended (the page's queue)
+    # every byte once the last token is out, the cache still held (playground.run.accounting): part dicts
+    ledger: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,11 +74,12 @@ def fill(stats: GenerationStats, stamps: list[float], t_start: float, now: float
 class TokenStreamer(BaseStreamer):
     """Receives token ids from `generate()` and timestamps each one."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_first=None) -> None:
         self.queue: queue.Queue = queue.Queue()
         self.finished = threading.Event()  # set by end(): the consumer need not poll the queue
         self.prompt_tokens = 0
         self._prompt_seen = False
+        self._on_first = on_first  # called once, as the prefill's token arrives (after its time is read)
 
     def put(self, value: torch.Tensor) -> None:
         now = time.perf_counter()
@@ -83,6 +87,9 @@ class TokenStreamer(BaseStreamer):
             self._prompt_seen = True
             self.prompt_tokens = int(value.shape[-1])
             return
+        if self._on_first is not None:
+            self._on_first()
+            self._on_first = None
         for tok in value.reshape(-1).tolist():  # batch of 1: one id per step
             self.queue.put((tok, now))
 
@@ -140,8 +147,10 @@ def room(tokenizer, model, prompt: str, chat_template: bool = True) -> tuple[int
     return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model.config)
 
 
-def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat_template: bool = True) -> dict:
-    """Tokenise on the CPU, check the context fits, move the inputs to the model's device."""
+def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat_template: bool = True,
+           meter=None) -> dict:
+    """Tokenise on the CPU, check the context fits (and, with a `meter`, that its cache and activations fit
+    in memory beside the model), move the inputs to the model's device."""
     enc = prompt_ids(tokenizer, prompt, chat_template)
     n = int(enc["input_ids"].shape[-1])
     ctx = context_length(model.config)
@@ -151,6 +160,8 @@ def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat
         raise UserError.of("err.prompt_fills_context", n=n, ctx=ctx)
     if ctx is not None and n + max_new_tokens > ctx:
         raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, room=ctx - n)
+    if meter is not None:
+        meter.check(n + max_new_tokens)
     # The inputs must live where the embedding lives: an index_select between a
     # cpu tensor and a cuda weight is exactly the error the break-it lab shows.
     return {k: v.to(device) for k, v in enc.items()}
@@ -164,16 +175,18 @@ def stream(
     params: GenerationParams,
     stop: threading.Event | None = None,
     min_interval: float = 0.05,
+    meter=None,
 ) -> Iterator[tuple[str, GenerationStats]]:
     """Yield (text so far, stats so far) while `generate()` runs; the last one is final.
 
     Updates are batched to at most one per `min_interval` seconds: the page cannot
     show more, and decoding text for every token would steal CPU from the model.
+    `meter` (playground.run.accounting): given the cache generate() fills, and the prefill's peak.
     """
     stop = stop or threading.Event()
-    inputs = encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template)
+    inputs = encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template, meter)
     greedy = params.temperature == 0
-    streamer = TokenStreamer()
+    streamer = TokenStreamer(on_first=meter.first_token if meter is not None else None)
     kwargs = dict(
         **inputs, max_new_tokens=params.max_new_tokens, streamer=streamer,
         stopping_criteria=StoppingCriteriaList([StopOnEvent(stop)]),
@@ -183,6 +196,9 @@ def stream(
         kwargs.update(temperature=None, top_p=None, top_k=None)
     else:
         kwargs.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
+    cache = meter.new_cache(model) if meter is not None else None
+    if cache is not None:  # the cache generate() would make itself, made here to be read afterwards
+        kwargs["past_key_values"] = cache
     error: list[BaseException] = []
 
     def work() -> None:
@@ -194,8 +210,11 @@ def stream(
             error.append(e)
             streamer.end()
 
-    stats = GenerationStats(greedy=greedy, chat_template_applied=applies_template(tokenizer, params.chat_template))
+    stats = GenerationStats(greedy=greedy, chat_template_applied=applies_template(tokenizer, params.chat_template),
+                            max_new_tokens=params.max_new_tokens)
     ids: list[int] = []
+    if meter is not None:
+        meter.before_prefill()  # before the clock starts: its readings are not the prefill's time
     t_start = time.perf_counter()
     thread = threading.Thread(target=work, name="generate", daemon=True)
     thread.start()

@@ -20,12 +20,12 @@ from typing import Iterator
 from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams, Placement
-from playground.hw import memory
+from playground.hw import ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype, dtype_name
 from playground.hw.sampler import Sampler, marking_progress
 from playground.load import estimate, loader, placement as placing
 from playground.load.catalog import ModelSource
-from playground.run import compiled, decode, generation
+from playground.run import accounting, compiled, decode, generation
 from playground.run.holds import Entry, Gone, Hold, Key, load_back, ram_of
 
 IDLE_SECONDS = 3600.0  # a hold untouched this long goes (a session that ended without a goodbye: no heartbeat)
@@ -71,7 +71,7 @@ class ModelPool:
             hold = self._holds.get(session)
             mine = hold.key if hold else None
             return [dict(model=e.loaded.report.model, device=e.key.device, dtype=e.loaded.report.dtype, bytes=e.ram,
-                         visitors=len(self._holders(k)))
+                         copied=max(e.ram - (e.loaded.report.file_backed_bytes or 0), 0), visitors=len(self._holders(k)))
                     for k, e in self._entries.items() if k != mine and e.loaded is not None]
 
     def current(self, session: str = "") -> tuple[loader.LoadReport, ModelSource] | None:
@@ -181,8 +181,10 @@ class ModelPool:
                 # `own` and the candidates are entries: unloading one drops its model from it, so the names
                 # here keep nothing alive
                 plan, room = self._fit(spec, mark, candidates, first=1 if own else 0)
-                for e in room:
-                    self._unload(e, by=session)
+                # the models freed to make room: the load's "unload" phase, timed, its memory read around it
+                names = ", ".join(e.loaded.report.model for e in room) or None
+                loader.unload(plan, lambda: [self._unload(e, by=session) for e in room], mark, previous=names)
+                plan.others_copied = sum(o["copied"] for o in self.others(None))  # every model held, the new one aside
                 try:
                     return loader.load(plan, mark), spec, None
                 except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
@@ -197,7 +199,8 @@ class ModelPool:
                     self._holds[session].key = None  # freed, and nothing came back: the error says so
                 raise
         new_key = Key(loaded_spec[0], loaded_spec[1].id, dtype_name(loaded_spec[2]), loaded_spec[3])
-        report = replace(lm.report, loaded_at=time.time())
+        copied = sum(o["copied"] for o in self.others(None))  # the other models, copied weights (the new one not in yet)
+        report = replace(lm.report, loaded_at=time.time(), ledger=ledger.add_others(lm.report.ledger, copied))
         lm.report = report
         entry = Entry(new_key, loaded_spec, lm, sampler, time.monotonic(), ram_of(lm))
         with self._table:
@@ -245,7 +248,9 @@ class ModelPool:
             if lm is None:
                 raise UserError.of("err.not_loaded")
             made_by = dict(model=lm.report.model, device=lm.report.device, dtype=lm.report.dtype)
-            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop)
+            meter = accounting.Meter(lm, others=self.others(session))  # the generation's ledger, read at its end
+            updates = decode.stream_engine(engine, lm.model, lm.tokenizer, lm.device, prompt, params, stop=stop,
+                                           meter=meter)
             sampler = Sampler(hz=15)
             hold = self._holds.get(session)  # (gone if the session ended meanwhile: its run is being stopped)
             if hold is not None:
@@ -259,6 +264,9 @@ class ModelPool:
                         decoding = True
                     for k, v in made_by.items():
                         setattr(stats, k, v)
+                    if stats.finish_reason != "running":
+                        stats.ledger = ledger.as_dicts(meter.parts(stats.prompt_tokens, stats.new_tokens))
+                        meter.release()
                     yield text, stats
 
     @contextmanager

@@ -57,12 +57,17 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
         lines.append(f"> ⏱️ {zerogpu.timing_label()}")
     if r.label:
         lines.append(f"> ⚠️ **{r.label.text(lang)}**")
+    if r.size_note:
+        lines += [">", f"> {r.size_note.text(lang)}"]
     head = [t(k, lang) for k in ("report.phase", "report.what", "report.time", "report.rss", "report.drss", "report.vram")]
     what = {
         "download": t("report.download", lang),
         "estimate": t("report.estimate", lang),
         "build": t("report.build", lang),
         "import": t("report.import", lang),
+        "tokenizer": t("report.tokenizer", lang),
+        "context": t("report.context", lang),
+        "unload": t("report.unload", lang),
         "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
         "eval": "`model.eval()`",
@@ -106,10 +111,59 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     return "\n".join(lines)
 
 
+def device_label(device: str, lang: str = "en") -> str:
+    """A ledger's device as the page names it: RAM for the CPU, else the device's own name."""
+    return t("ledger.device.cpu", lang) if device == "cpu" else device
+
+
+def _signed(n: int) -> str:
+    return ("+" if n > 0 else "−" if n < 0 else "±") + fmt_bytes(abs(n))
+
+
+def ledger_markdown(parts: list[dict], lang: str = "en", moment: str = "after_load") -> str:
+    """The ledger as one table per device: each part, what it measured, the counter that read it, and the
+    estimate with its error where there is one; then what the process parts add up to against the
+    process's own total, and the share no part explains. `parts`: the part dicts (`Part.to_dict`)."""
+    if not parts:
+        return ""
+    head = [t(f"ledger.col.{c}", lang) for c in ("part", "bytes", "counter", "estimate", "error")]
+    out = [f"**{t('ledger.title', lang)}** · {t('ledger.' + moment, lang)}"]
+    for dev in dict.fromkeys(p["device"] for p in parts):
+        mine = [p for p in parts if p["device"] == dev]
+        rows = []
+        for p in mine:
+            name = t(f"ledger.part.{p['part']}", lang)
+            name = {"within": f"↳ {name}", "total": f"**{name}**", "peak": f"*{name}*"}.get(p["scope"], name)
+            note = p.get(f"note_{lang}") or ""
+            measured = fmt_bytes(p["bytes"]) if p["bytes"] is not None else f"— ({t('ledger.unknown', lang)})"
+            est = fmt_bytes(p["estimate_bytes"]) if p.get("estimate_bytes") is not None else ""
+            err = (f"{p['error_pct']:+.2f}% ({_signed(p['error_bytes'])})" if p.get("error_pct") is not None else "")
+            rows.append((name + (f"<br><small>{note}</small>" if note else ""), measured,
+                         t(f"ledger.counter.{p['counter']}", lang), est, err))
+        out += ["", f"*{device_label(dev, lang)}*", "", table(head, rows, "lrlrr")]
+        held = [p for p in mine if p["scope"] == "process"]
+        unacc = next((p for p in held if p["part"] == "unaccounted"), None)
+        if unacc is not None and unacc["bytes"] is not None:
+            total = sum(p["bytes"] or 0 for p in held)
+            pct = f"{100 * unacc['bytes'] / total:.1f}%" if total else "—"
+            which = "cpu" if dev == "cpu" else "mps" if dev == "mps" else "gpu"
+            out += ["", t("ledger.sum", lang, explained=fmt_bytes(total - unacc["bytes"]), total=fmt_bytes(total),
+                          device=device_label(dev, lang), counter=t(f"ledger.total.{which}", lang),
+                          unaccounted=_signed(unacc["bytes"]), pct=pct)]
+        peaks = [p for p in mine if p["scope"] == "peak" and p["bytes"]]
+        if peaks:
+            out += ["", t("ledger.peak", lang, peak=fmt_bytes(sum(p["bytes"] for p in peaks)))]
+    return "\n".join(out)
+
+
 def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     running = s.finish_reason == "running"
     state = (t("stats.running", lang) if running
              else t("stats.done", lang, reason=t(f"finish.{s.finish_reason}", lang)))
+    left = s.max_new_tokens - s.new_tokens
+    if running and s.tokens_per_second and left > 0:  # a slow run (float16 on a CPU) says how long it may take
+        state += " · " + t("stats.left", lang, n=s.new_tokens, max=s.max_new_tokens,
+                           left=secs(left / s.tokens_per_second))
     ttft = f"{s.ttft_seconds * 1000:.0f} ms" if s.ttft_seconds is not None else "—"
     rate = f"{s.tokens_per_second:.1f} tokens/s" if s.tokens_per_second else "—"
     decode_t = f"{s.decode_seconds:.3f} s" if s.decode_seconds is not None else "—"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -31,23 +30,8 @@ from playground.run.pool import POOL
 
 SESSION = "bench"  # the bench's session in the pool: its load and its generation use one model
 
-def _read_hwm() -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            m = re.search(r"^VmHWM:\s+(\d+) kB", fh.read(), re.M)
-        return int(m.group(1)) * 1024 if m else None
-    except OSError:
-        return None
-
-
-def _reset_hwm() -> bool:
-    """Linux 4.0+: writing 5 to clear_refs resets VmHWM to the current RSS."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
+_read_hwm = memory.peak_rss  # VmHWM, the kernel's high-water mark of RSS
+_reset_hwm = memory.reset_peak_rss  # Linux 4.0+: writing 5 to clear_refs resets VmHWM to the current RSS
 
 
 class PeakRSS:

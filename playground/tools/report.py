@@ -84,6 +84,9 @@ class Report:
             "eval_seconds": load["eval_seconds"],
             "param_count": load["param_count"], "buffer_count": load["buffer_count"],
             "weights_bytes": load["weights_bytes"], "disk_bytes": load["disk_bytes"],
+            # every byte after the load and after the generation, each part from its counter (`load.ledger`,
+            # `generation.ledger` in full): here the estimates beside what was measured
+            "memory": {"load": _estimated(load["ledger"]), "generation": _estimated(gen["ledger"])},
             "ram": {name: {k: p[k] for k in ("rss_before", "rss_after", "available_before", "available_after")}
                     for name, p in phases.items()},
             "vram": {"available": load["vram"]["available"], "reason": load["vram"]["reason"],
@@ -106,6 +109,12 @@ class Report:
             "limits": self.placement["limits"] if self.placement else None,
             "placement": self.placement,
         }
+
+
+def _estimated(parts: list[dict]) -> dict:
+    """The parts with an estimate: part -> measured bytes, the estimate, the error in % and in bytes."""
+    return {p["part"]: {k: p[k] for k in ("bytes", "estimate_bytes", "error_pct", "error_bytes")}
+            for p in parts if p.get("estimate_bytes") is not None}
 
 
 def run_report(model: str, device: str | None, dtype: str | None, prompt: str = DEFAULT_PROMPT,
@@ -162,11 +171,15 @@ def format_report(r: Report) -> str:
         render.report_markdown(r.load, "en"),
         *([""] + placement_lines(r.placement) if r.placement else []),
         "",
+        render.ledger_markdown(r.load.to_dict()["ledger"], "en", "after_load"),
+        "",
         f"prompt ({r.stats.prompt_tokens} tokens): {r.prompt}",
         "-" * 60,
         r.text,
         "-" * 60,
         render.stats_markdown(r.stats, "en") + render.per_token_markdown(r.stats.to_dict(), "en"),
+        "",
+        render.ledger_markdown(r.stats.ledger, "en", "after_generation"),
     ])
 
 

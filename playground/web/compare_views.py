@@ -76,10 +76,22 @@ def table(rows, lang: str = "en") -> str:
         if d.get("decode_tokens_per_s"):
             rate += " · " + t("cmp.tokens_cell", lang, n=d.get("decode_tokens"))
         cells.append((d["pair"], status, runs, f("load_s"), f("migrate_s"), ttft, rate, _bound(d, lang),
-                      fmt_bytes(d.get("peak_rss")), fmt_bytes(d.get("weights_bytes"))))
+                      fmt_bytes(d.get("peak_rss")), _memory(d, lang)))
     notes = [t("cmp.repeat", lang, warmup=WARMUP, runs=RUNS), t("cmp.bound.explain", lang, limit=MEMORY_BOUND)]
     warn = "> ⚠️ " + label.text(lang) + "\n\n" if label else ""
     return warn + markdown.table(head, cells, "lllrrrrlrr") + "\n\n" + "\n\n".join(notes)
+
+
+def _memory(d: dict, lang: str) -> str:
+    """The weights and the KV cache as measured, each with its estimate's error."""
+    out = fmt_bytes(d.get("weights_bytes"))
+    if d.get("weights_error_pct") is not None:
+        out += " " + t("cmp.vs_estimate", lang, pct=d["weights_error_pct"])
+    if d.get("kv_bytes") is not None:
+        out += "<br>" + t("cmp.kv_cell", lang, kv=fmt_bytes(d["kv_bytes"]))
+        if d.get("kv_error_pct") is not None:
+            out += " " + t("cmp.vs_estimate", lang, pct=d["kv_error_pct"])
+    return out
 
 
 def beside_markdown(beside: dict | None, n_waiting: int | None, lang: str = "en") -> str:

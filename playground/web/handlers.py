@@ -128,7 +128,7 @@ def diagnose_error(text: str) -> dict:
         return diagnose.diagnose(inputs.check_diagnose_text(text)).to_dict()
 
 
-def _estimate(model: object, dtype: object, device: object = "cpu") -> sizing.Estimate:
+def estimate_of(model: object, dtype: object, device: object = "cpu") -> sizing.Estimate:
     dt = devices.parse_dtype(dtype)
     dev = devices.parse_device(device)
     return sizing.estimate_model(catalog.read_config(catalog.resolve(model)), dev, dt)
@@ -137,7 +137,7 @@ def _estimate(model: object, dtype: object, device: object = "cpu") -> sizing.Es
 def estimate(model: str, dtype: str) -> dict:
     """Size a model from its config alone (built on the meta device), and say whether it fits here."""
     with gr_errors():
-        return _estimate(model, dtype).to_dict()
+        return estimate_of(model, dtype).to_dict()
 
 
 def run_lab(sc: harness.Scenario, session: str):
@@ -164,8 +164,26 @@ def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request 
                            progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
     report = replace(report, waiting=waiting(session))
     timeline = ui_timeline_data(session)
-    return (views.report_markdown(report, lang), report.to_dict(), ui_status(lang, request),
-            *ui_timeline(timeline, lang), report, timeline)
+    d = report.to_dict()
+    book = (d["ledger"], "after_load")
+    return (views.report_markdown(report, lang), d, ui_status(lang, request),
+            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book)
+
+
+def ui_ledger(book: tuple | None, lang: str) -> tuple:
+    """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
+    chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had
+    before; emptied first, it draws the new)."""
+    parts, moment = book or ([], "after_load")
+    return gr.BarPlot(value=None), gr.BarPlot(value=None), views.ledger_markdown(parts, page_lang(lang), moment)
+
+
+def ui_ledger_plots(book: tuple | None, lang: str) -> tuple:
+    """The ledger's two stacked-bar plots in `lang`; `book`: (part dicts, moment)."""
+    lang = page_lang(lang)
+    proc, whole = views.ledger_frames((book or ([], ""))[0], lang)
+    return (gr.BarPlot(value=proc, **views.ledger_words(lang, "process")),
+            gr.BarPlot(value=whole, **views.ledger_words(lang, "device")))
 
 
 def ui_status(lang: str, request: gr.Request = None) -> str:
@@ -228,12 +246,6 @@ def ui_timeline(data: tuple | None, lang: str) -> tuple:
             views.peaks_markdown(peaks, lang))
 
 
-def ui_estimate(model: str, device: str, dtype: str, lang: str):
-    with gr_errors(lang):
-        est = _estimate(model, dtype, device)
-    return views.estimate_markdown(est, page_lang(lang)), est
-
-
 def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:
     """The code to copy for the visitor's model, these (checked) settings and this engine; '' before a load."""
     current = POOL.current(session)
@@ -245,8 +257,8 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
 
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
                 request: gr.Request = None, chat_template=True):
-    """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), and the states of the
-    stats, the lab result and the timeline."""
+    """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), the states of the stats, the
+    lab result and the timeline, then the ledger (its two plots and table) and its state."""
     lang, session = page_lang(lang), session_of(request)
     skip = gr.skip()
     with gr_errors(lang):
@@ -254,9 +266,9 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             # The output box, the stats and the code to copy belong to a generation: a lab run clears them.
             sc = scenarios.get(mistake)
             none = t("page.snippet.none", lang)
-            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip
+            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip, skip, skip, skip, skip
             result = run_lab(sc, session)
-            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip
+            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip, skip, skip, skip, skip
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
@@ -265,13 +277,15 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                                        session, engine, p.chat_template):
             stats = views.stats_from_dict(d)
             if stats.finish_reason == "running":
-                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip
+                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
             else:
                 final = stamped(d, session)
         # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
         snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
         timeline = ui_timeline_data(session)
-        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline)
+        book = (final.get("ledger") or [], "after_generation")
+        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline,
+               *ui_ledger(book, lang), book)
 
 
 def relang_stats(lang: str, d: dict | None) -> str:
@@ -280,17 +294,18 @@ def relang_stats(lang: str, d: dict | None) -> str:
     return views.stats_markdown(views.stats_from_dict(d), lang) + views.per_token_markdown(d, lang)
 
 
-def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new) -> list:
+def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new, book) -> list:
     """Every result of the Playground tab, said again in `lang`."""
     return [views.report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
-            views.estimate_markdown(estimate_, lang) if estimate_ is not None else "",
+            views.estimate_fit_markdown(estimate_, lang),
             *ui_timeline(timeline, lang),
             relang_stats(lang, stats),
             render.result_markdown(lab, lang) if lab is not None else "",
             slider_update(room or (None, None), max_new, lang),
             gr.update(choices=catalog.choices(lang)), gr.update(choices=views.engine_choices(lang)),
             gr.update(choices=views.decoding_choices(lang)),
-            views.devices_html(devices.discover(), lang)]
+            views.devices_html(devices.discover(), lang),
+            *ui_ledger(book, lang)]
 
 
 def ui_decoding(mode: str):
@@ -319,6 +334,19 @@ def ui_stop(request: gr.Request):
     POOL.stop(session_of(request))
 
 
+def ui_run_button(break_on: bool, lang: str):
+    """The run button says what it runs: a generation, or, with Break it ticked, the chosen mistake."""
+    return gr.update(value=t("page.run_mistake" if break_on else "page.generate", page_lang(lang)))
+
+
+def ui_open_in_lab(found):
+    """Diagnose's link to the lab: the Playground tab, Break it ticked, the first match's mistake chosen."""
+    sid = next((m.id for m in found.matches if m.scenario), None) if found is not None else None
+    if sid is None:
+        return gr.update(), gr.update(), gr.update()
+    return gr.Tabs(selected="play"), gr.update(value=sid), True
+
+
 def ui_hint(device: str, dtype: str, lang: str = "en") -> str:
     lang = page_lang(lang)
     try:
@@ -345,9 +373,33 @@ def ui_inspect_loaded(lang: str, request: gr.Request = None):
 
 
 def ui_diagnose(text: str, lang: str):
+    """The diagnosis, the out-of-memory bar (shown only when the text holds one), the diagnosis as data, and the
+    button that opens its first reproducible match in the lab."""
     with gr_errors(lang):
         found = diagnose.diagnose(inputs.check_diagnose_text(text))
-    return render.diagnose_markdown(found, page_lang(lang)), found
+    return (*relang_diagnose(page_lang(lang), found), found, ui_open_button(found, lang))
+
+
+def relang_diagnose(lang: str, found) -> tuple:
+    """The diagnosis in `lang`, and its out-of-memory bar emptied (`ui_oom_bar` draws it next: see `ui_ledger`)."""
+    return (render.diagnose_markdown(found, lang) if found is not None else ""), gr.BarPlot(value=None)
+
+
+def ui_oom_bar(found, lang: str):
+    """An out-of-memory message's numbers as one stacked bar, shown only when the text held one."""
+    o = found.oom if found is not None else None
+    lang = page_lang(lang)
+    return gr.BarPlot(value=views.oom_frame(o, lang), visible=o is not None and o.kind != "cpu", **views.oom_words(lang))
+
+
+def ui_open_button(found, lang: str):
+    """The button under a diagnosis that opens its first reproducible match in the lab, named by number and title."""
+    first = next((m for m in found.matches if m.scenario), None) if found is not None else None
+    if first is None:
+        return gr.update(visible=False)
+    lang = page_lang(lang)
+    return gr.update(visible=True, value=t("page.diagnose.open", lang, number=scenarios.get(first.id).number,
+                                           title=first.title.text(lang)))
 
 
 def browser_lang(request: gr.Request) -> str:
@@ -374,6 +426,14 @@ def ui_scripts(mistake: str) -> tuple[str, str]:
     """A mistake's two complete scripts, for the page's code boxes ('' for an unknown id: nothing to show)."""
     sc = scenarios.SCENARIOS.get(mistake) if isinstance(mistake, str) else None
     return (sc.script.text("broken"), sc.script.text("fix")) if sc else ("", "")
+
+
+def ui_script_labels(mistake: str, lang: str) -> tuple:
+    """The two code boxes' labels: the mistake and the fix, or, for a harmless order, the two orders."""
+    sc = scenarios.SCENARIOS.get(mistake) if isinstance(mistake, str) else None
+    keys = ("ui.broken_script_harmless", "ui.fix_script_harmless") if sc and sc.harmless else (
+        "ui.broken_script", "ui.fix_script")
+    return tuple(gr.update(label=t(k, page_lang(lang))) for k in keys)
 
 
 def ui_fact_check(claim: str, lang: str) -> tuple[str, list]:

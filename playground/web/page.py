@@ -49,6 +49,10 @@ class Page:
     status: gr.Markdown
     words_of: list[tuple[gr.components.Component, dict[str, tuple[str, str]]]] = field(default_factory=list)
     hooks: list[Hook] = field(default_factory=list)
+    after: list[Hook] = field(default_factory=list)
+    tabs: gr.Tabs | None = None  # the tabs, for an event that opens another tab
+    # components a tab shares with the tabs built after it, by name (the Playground's "mistake", "break_on")
+    shared: dict[str, gr.components.Component] = field(default_factory=dict)
 
     def words(self, component, prop: str, key: str, fmt: str = "{}", **more: str):
         """`component`'s `prop` (and any `more` property=key) shows the text of `key` in the page's language."""
@@ -58,6 +62,11 @@ class Page:
 
     def on_language(self, fn: Callable[..., list], outputs: list, inputs: list | None = None) -> None:
         self.hooks.append(Hook(fn, list(outputs), list(inputs or [])))
+
+    def after_language(self, fn: Callable[..., object], outputs: list, inputs: list | None = None) -> None:
+        """`fn(lang, *input_values)` runs once the switch's own update is applied (a chained event): for what
+        must be drawn after the switch has emptied it (a bar plot: see `handlers.ui_ledger`)."""
+        self.after.append(Hook(fn, list(outputs), list(inputs or [])))
 
     def wire_language(self) -> None:
         """One event: the selector's change updates every localized property and runs every hook.
@@ -82,7 +91,9 @@ class Page:
                 merged[id(comp)] = {**merged.get(id(comp), {}), **_as_update(update)}
             return [merged[id(c)] for c in outputs]
 
-        self.lang.change(switch, inputs, outputs, **PRIVATE)
+        event = self.lang.change(switch, inputs, outputs, **PRIVATE)
+        for h in self.after:
+            event = event.then(h.fn, [self.lang, *h.inputs], h.outputs, **PRIVATE)
 
 
 def _as_update(update) -> dict:

@@ -15,8 +15,8 @@ import gradio as gr
 from playground.core import settings
 from playground.core.i18n import t
 from playground.run.pool import POOL
-from playground.web import (handlers as h, handlers_compare as hc, handlers_lesson as hl, handlers_placement as hp,
-                            handlers_speed as hs, style, views)
+from playground.web import (handlers as h, handlers_compare as hc, handlers_lesson as hl, handlers_memory as hm,
+                            handlers_placement as hp, handlers_speed as hs, style, views)
 from playground.web.page import LANE, PRIVATE, Page
 from playground.web.tabs import compare, diagnose, factcheck, inspect, placement, play, speed, start
 
@@ -37,7 +37,7 @@ def build() -> gr.Blocks:
         page = Page(lang=lang, status=status)
         page.words(title, "value", "page.title", "# {}")
         page.words(intro, "value", "page.intro")
-        with gr.Tabs():
+        with gr.Tabs() as page.tabs:
             for tab in TABS:
                 tab.build(page)
         # The banner says the visitor's own model and, apart, how many models the server holds for how
@@ -57,6 +57,7 @@ def build() -> gr.Blocks:
         gr.api(h.break_it, api_name="break_it", **LANE)
         gr.api(h.diagnose_error, api_name="diagnose")
         gr.api(h.estimate, api_name="estimate", **LANE)
+        gr.api(hm.fit, api_name="fit", **LANE)
         gr.api(hc.compare, api_name="compare", **LANE)
         gr.api(h.fact_checks, api_name="fact_checks", **LANE)
         gr.api(h.fact_check, api_name="fact_check", **LANE)

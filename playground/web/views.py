@@ -19,9 +19,11 @@ from playground.core.markdown import table
 from playground.core.units import fmt_bytes
 from playground.hw.devices import DeviceInfo
 from playground.load.estimate import Estimate
+from playground.load.fit import Fit
 from playground.run.generation import ENGINES, GenerationStats
 # The load report and the generation's stats are rendered where the CLI prints them from too.
-from playground.run.render import per_token_markdown, phase_name, report_markdown, secs, stats_markdown  # noqa: F401
+from playground.run.render import (device_label, ledger_markdown, per_token_markdown, phase_name,  # noqa: F401
+                                   report_markdown, secs, stats_markdown)
 
 
 def status_markdown(status: dict, lang: str = "en") -> str:
@@ -96,11 +98,13 @@ def estimate_markdown(e: Estimate, lang: str = "en") -> str:
     by_dtype = ", ".join(f"{k}: {fmt_bytes(v)}" for k, v in e.weights_bytes_by_dtype.items())
     where = e.available_source.text(lang) if e.available_source else ""
     rows = [(f"{t('report.weights', lang)} ({e.dtype})", fmt_bytes(e.weights_bytes)),
-            (f"{t('estimate.required', lang)} (+{e.margin:.0%})", fmt_bytes(e.required_bytes)),
-            (t("estimate.available", lang), f"{fmt_bytes(e.available_bytes)} ({where})"),
-            (t("estimate.largest", lang),
-             f"{fmt_bytes(e.largest_layer_bytes)} (`{', '.join(e.largest_layer_names)[:80]}`)"),
-            (t("estimate.kv", lang), f"{fmt_bytes(e.kv_bytes_per_token)} = {e.kv_formula.text(lang)}")]
+            (f"{t('estimate.required', lang)} (+{e.margin:.0%})", fmt_bytes(e.required_bytes))]
+    if e.build_bytes > e.required_bytes:  # a synthetic model's first use: its float32 build is what RAM must hold
+        rows.append((t("estimate.build", lang), fmt_bytes(e.build_bytes)))
+    rows += [(t("estimate.available", lang), f"{fmt_bytes(e.available_bytes)} ({where})"),
+             (t("estimate.largest", lang),
+              f"{fmt_bytes(e.largest_layer_bytes)} (`{', '.join(e.largest_layer_names)[:80]}`)"),
+             (t("estimate.kv", lang), f"{fmt_bytes(e.kv_bytes_per_token)} = {e.kv_formula.text(lang)}")]
     return "\n".join([
         f"**{verdict}** — {e.reason.text(lang) if e.reason else ''}",
         "",
@@ -108,6 +112,81 @@ def estimate_markdown(e: Estimate, lang: str = "en") -> str:
         "",
         f"{t('estimate.by_dtype', lang)}: {by_dtype}" if by_dtype else "",
     ])
+
+
+def estimate_fit_markdown(both: tuple | None, lang: str = "en") -> str:
+    """The estimate panel: the estimate, then whether it fits at the context and batch asked."""
+    if not both:
+        return ""
+    est, fitted = both
+    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang)
+
+
+def fit_markdown(f: Fit, lang: str = "en") -> str:
+    """Each device: what the model needs at the context and batch asked, what is free, and the longest
+    context that fits; above it, how the KV cache and the activation peak were sized."""
+    a = f.activation
+    if a["measured"]:
+        act = t("fit.act.measured", lang, counter=t(f"ledger.counter.{a['counter']}", lang), a=a["tokens"][0],
+                b=a["tokens"][1], per=fmt_bytes(a["per_token"]), fixed=fmt_bytes(a["fixed"]))
+    else:
+        act = t("fit.act.formula", lang, per=fmt_bytes(a["per_token"]), fixed=fmt_bytes(a["fixed"]),
+                why=a["reason"].text(lang) if a.get("reason") else "")
+    # one column per device, one row per figure: narrow enough for the panel's column with three devices
+    head = [t("fit.col.device", lang)] + [f"`{d.device}`" for d in f.devices]
+    rows = [(t("fit.col.free", lang), *(f"{fmt_bytes(d.free_bytes)}<br><small>{d.free_source.text(lang)}</small>"
+                                        for d in f.devices)),
+            (t("fit.col.weights", lang), *(fmt_bytes(d.weights_bytes) for d in f.devices)),
+            (t("fit.col.kv", lang), *(fmt_bytes(d.kv_bytes) for d in f.devices)),
+            (t("fit.col.act", lang), *(fmt_bytes(d.activation_bytes) for d in f.devices)),
+            (f"**{t('fit.col.need', lang)}**", *(f"**{fmt_bytes(d.need_bytes)}**" for d in f.devices)),
+            (t("fit.col.fits", lang), *(t("fit.beyond" if f.beyond_model else "fit.yes" if d.fits else "fit.no", lang,
+                                          ctx=f.context_length) for d in f.devices)),
+            (t("fit.col.largest", lang), *(t("fit.capped", lang, n=d.largest_context) if d.capped else
+                                           t("fit.none", lang) if d.largest_context == 0 else f"{d.largest_context:,}"
+                                           for d in f.devices))]
+    lines = [f"**{t('fit.title', lang, context=f'{f.context:,}', batch=f.batch)}**", "",
+             "- " + t("fit.kv", lang, formula=f.kv_formula.text(lang))]
+    if f.sliding:
+        lines.append("- " + t("fit.sliding", lang, **f.sliding))
+    lines += ["- " + act, "", table(head, rows, "l" + "r" * len(f.devices))]
+    return "\n".join(lines)
+
+
+def ledger_frames(parts: list[dict], lang: str = "en") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ledger as two stacked bars per device: this process's parts (with the prefill's peak on top), and
+    the whole device (this process, the other processes, free). MiB; a negative `unaccounted` (the parts
+    over-explain) is drawn as zero, the table says it."""
+    proc, whole = [], []
+    for dev in dict.fromkeys(p["device"] for p in parts):
+        label = device_label(dev, lang)
+        mine = [p for p in parts if p["device"] == dev]
+        held = [p for p in mine if p["scope"] in ("process", "peak") and p["bytes"]]
+        proc += [(label, t(f"ledger.short.{p['part']}", lang), max(p["bytes"], 0) / 2**20) for p in held]
+        total = sum(p["bytes"] or 0 for p in mine if p["scope"] == "process")
+        whole.append((label, t("ledger.bar.this_process", lang), max(total, 0) / 2**20))
+        whole += [(label, t(f"ledger.short.{p['part']}", lang), p["bytes"] / 2**20)
+                  for p in mine if p["scope"] == "device" and p["bytes"] is not None]
+    cols = ["device", "part", "MiB"]
+    return pd.DataFrame(proc, columns=cols), pd.DataFrame(whole, columns=cols)
+
+
+def oom_frame(o, lang: str = "en") -> pd.DataFrame:
+    """An out-of-memory message's numbers as one stacked bar (MiB): held, cached, the others, free, and on top
+    the request that did not fit."""
+    rows = [(o.device, t(f"oom.part.{p}", lang), b / 2**20) for p, b in (o.parts() if o is not None else [])]
+    return pd.DataFrame(rows, columns=["device", "part", "MiB"])
+
+
+def oom_words(lang: str = "en") -> dict:
+    return dict(x_title=t("oom.y", lang), y_title=t("oom.x", lang), color_title=t("oom.color", lang),
+                label=t("oom.title", lang))
+
+
+def ledger_words(lang: str = "en", which: str = "process") -> dict:
+    """A ledger bar plot's titles in `lang`: gr.BarPlot(**ledger_words(lang, "process" | "device"))."""
+    return dict(x_title=t("ledger.y", lang), y_title=t("ledger.x", lang), color_title=t("ledger.color", lang),
+                label=t("ledger.bar." + which, lang))
 
 
 def stats_from_dict(d: dict) -> GenerationStats:

@@ -155,13 +155,19 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
     rows = []
     for row in r["rows"]:
         same = (t("eng.same.yes", lang) if row["same_tokens_as_generate"]
-                else t("eng.same.no", lang, i=row["first_difference"]))
+                else t("eng.same.no", lang, i=row["first_difference"] + 1))  # counted from 1, as a reader counts
         rate = f"{row['tokens_per_second']:.1f}" if row["tokens_per_second"] else "—"
         pct = f"{row['percent_of_bound']:.0f}%" if row["percent_of_bound"] is not None else "—"
         over = f"{row['overhead_ms_per_token']:.2f} ms" if row["overhead_ms_per_token"] is not None else "—"
-        rows.append((t("engine." + row["engine"], lang), row["new_tokens"], rate, same, f"{row['compile_seconds']:.1f} s",
-                     pct, over))
+        built = f"{row['compile_seconds']:.1f} s" if row.get("compile_seconds") is not None else "—"  # None: no compile
+        rows.append((t("engine." + row["engine"], lang), row["new_tokens"], rate, same, built, pct, over))
     lines += ["", table(head, rows, "lrrlrrr"), "", _say(r["limit"], lang)]
+    for row in r["rows"]:
+        p = row.get("parting")
+        if p:  # where the cache-less loop parted from generate(), and why, measured
+            key = "eng.parted.tie" if abs(p["margin"]) <= p["gap"] else "eng.parted.other"
+            lines += ["", t(key, lang, engine=t("engine." + row["engine"], lang), token=p["index"] + 1,
+                            margin=f"{p['margin']:.4f}", gap=f"{p['gap']:.4f}", dtype=r["dtype"])]
     for row in r["rows"]:
         if row["engine"] == COMPILED:
             lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]

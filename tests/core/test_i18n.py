@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from types import SimpleNamespace
 
@@ -86,6 +87,41 @@ def test_register_adds_words_under_a_lab_prefix_once():
         i18n.register("scenario.test-only.explain", "English only")
 
 
+def _bold_runs(html: str) -> list[str] | None:
+    """The text of each <strong> in rendered HTML, tags dropped; None where one sits inside another."""
+    out, depth, cur = [], 0, []
+    for piece in re.split(r"(</?strong>)", html):
+        if piece == "<strong>":
+            depth, cur = depth + 1, []
+            if depth > 1:
+                return None
+        elif piece == "</strong>":
+            depth -= 1
+            out.append(re.sub(r"<[^>]+>", "", "".join(cur)))
+        elif depth:
+            cur.append(piece)
+    return out
+
+
+def test_every_bold_in_every_text_closes_where_it_is_written():
+    """Markdown closes `**` only where the run is right-flanking: after a full-width colon and before a Chinese
+    character (`**已加载：**还没有`) it does not, and the page showed the asterisks (or bolded the rest of the
+    line). Each text is rendered as the page's Markdown does (CommonMark), fields filled in: every `**...**`
+    written in it must come out as one <strong> with that text."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    wrong = []
+    for key, w in sorted(every_text().items()):
+        for lang in ("en", "zh"):
+            text = re.sub(r"\{[^}]*\}", "X", getattr(w, lang))
+            written = [b.replace("`", "") for b in re.findall(r"\*\*(.+?)\*\*", text, re.S)]
+            shown = _bold_runs(md.render(text))
+            if shown is None or [html.unescape(b) for b in shown] != written:
+                wrong.append(f"{key} ({lang}): {getattr(w, lang)[:60]!r} -> {shown}")
+    assert wrong == [], "\n".join(wrong)
+
+
 @pytest.mark.parametrize("key", sorted(every_text()))
 def test_every_text_has_both_languages_with_the_same_fields(key):
     w = every_text()[key]
@@ -94,7 +130,7 @@ def test_every_text_has_both_languages_with_the_same_fields(key):
     prose = re.sub(r"`[^`]*`|\{[^}]*\}", "", w.en)
     assert w.zh != w.en or CJK.search(w.en) or not re.search(r"\b[a-z]{3,}\b", prose), key
     # a sentence in Chinese, or only punctuation, units and names around the fields
-    assert CJK.search(w.zh) or re.fullmatch(r"[\s\w{}:.,;=+()（）；。，%×x/·'\"-]*", w.zh), key
+    assert CJK.search(w.zh) or re.fullmatch(r"[\s\w{}:.,;=+*()（）；。，、：`%×x/·'\"-]*", w.zh), key
     # the same fields on both sides, so a translation cannot drop a number
     assert fields(w.en) - {"what"} == fields(w.zh) - {"what_zh"}, key
 
@@ -142,6 +178,6 @@ def test_every_w_written_anywhere_in_the_package_has_both_languages_and_the_same
                 seen += 1
                 where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
                 assert en.strip() and zh.strip(), where
-                assert CJK.search(zh) or re.fullmatch(r"[\s\w{}:.,;=+()（）；。，%×x/·'\"-]*", zh), where
+                assert CJK.search(zh) or re.fullmatch(r"[\s\w{}:.,;=+*()（）；。，、：`%×x/·'\"-]*", zh), where
                 assert fields(en) - {"what"} == fields(zh) - {"what_zh"}, where
     assert seen > 300

@@ -19,7 +19,9 @@ import playground.lab.scenarios  # noqa: F401
 from playground.core import i18n
 from playground.core.i18n import TABLE
 from playground.core.paths import PACKAGE
+from playground.hw import ledger
 from playground.hw.sampler import PROGRESS_PHASES
+from playground.lab import oom
 from playground.lab.factcheck.claim import VERDICTS
 from playground.run import decode, generation
 
@@ -55,6 +57,16 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "place.straight.form.{}": ("dtype", "device"),
     "place.tier.{}": ("cuda", "mps", "cpu", "disk", "meta", "mixed"),
     "place.offered.{}": ("limit", "free"),
+    # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
+    "ledger.part.{}": ledger.PARTS,
+    "ledger.short.{}": ledger.PARTS,  # the bars' legends
+    "ledger.counter.{}": ledger.COUNTERS,
+    "ledger.col.{}": ("part", "bytes", "counter", "estimate", "error"),
+    "ledger.{}": ("after_load", "after_generation"),  # the moment a ledger was read
+    "ledger.bar.{}": ("process", "device"),
+    "ledger.total.{}": ("cpu", "gpu", "mps"),
+    "oom.part.{}": oom.PARTS,  # lab/oom.py: an out-of-memory message's bar
+    "oom.kind.{}": oom.KINDS,
 }
 
 

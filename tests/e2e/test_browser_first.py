@@ -225,6 +225,10 @@ def test_first_five_minutes_in_both_languages(page):
         shutil.copy(ARTIFACTS / "first-generation.png", os.environ["PLAYGROUND_SCREENSHOT"])
     visible = "\n".join(page.evaluate(VISIBLE_TEXT)) + code
     assert str(ROOT_PATH) not in visible and os.path.expanduser("~") + "/" not in visible
+    # the generation's memory ledger: a table under two stacked bars, the KV cache beside its estimate
+    ledger = _text(page, "#ledger")
+    assert "after the generation" in ledger and "KV cache" in ledger and "unaccounted" in ledger
+    assert page.locator("#ledger-process .vega-embed, #ledger-process canvas, #ledger-process svg").count() > 0
 
     # -- greedy is one click away; the code to copy follows the engine that ran
     page.locator("#decoding label", has_text="greedy").click()
@@ -281,18 +285,32 @@ def test_first_five_minutes_in_both_languages(page):
     page.locator("#inspect-loaded").click()
     _wait_text(page, "#inspect", "transformer|Summary")
     _tab(page, "Diagnose an error", "诊断报错")
-    page.locator("#diagnose-box textarea").fill("RuntimeError: Expected all tensors to be on the same device, "
-                                                "but found at least two devices, cuda:0 and cpu!")
+    page.locator("#diagnose-box textarea").fill(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of "
+        "31.47 GiB of which 12.73 GiB is free. Including non-PyTorch memory, this process has 18.73 GiB memory in use. "
+        "Of the allocated memory 9.08 GiB is allocated by PyTorch, and 9.35 GiB is reserved by PyTorch but "
+        "unallocated.\nRuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu!")
     page.locator("#diagnose-run").click()
     _wait_text(page, "#diagnose", "Matching")
+    assert "expandable_segments" in _text(page, "#diagnose")
+    page.wait_for_selector("#oom-bar", state="visible", timeout=10_000)  # the message's numbers as a stacked bar
+    # the estimate panel at a context and a batch: will it fit, on each device
+    _tab(page, "Playground", "游乐场")
+    page.locator("#fit-context input").fill("200")
+    page.locator("#fit-batch input").fill("2")
+    page.locator("#estimate").click()
+    fit = _wait_text(page, "#estimate-out", "Will it fit at 200 tokens × batch 2")
+    assert "largest context that fits" in fit and "KV cache per token" in fit
 
     # -- 中文: every result said again, and no stray English on any tab
     _lang(page, "中文", "你的模型")
     strays = {}
-    for en, zh, results in (("Playground", "游乐场", {"#report": "阶段", "#lab": "发生了什么", "#peaks": "阶段"}),
+    for en, zh, results in (("Playground", "游乐场", {"#report": "阶段", "#lab": "发生了什么", "#peaks": "阶段",
+                                                     "#ledger": "内存账本", "#estimate-out": "放得下吗"}),
                             ("Compare", "对比", {"#cmp-table": "组合", "#cmp-beside": "没有卸载"}),
                             ("Inspect", "检查张量位置", {"#inspect": "模块"}),
-                            ("Diagnose an error", "诊断报错", {"#diagnose": "匹配"}),
+                            ("Diagnose an error", "诊断报错", {"#diagnose": "内存不足报错自带的数字"}),
                             ("Speed", "速度", {}),
                             ("Fact-check", "事实核查", {})):
         _tab(page, en, zh)

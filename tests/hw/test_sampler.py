@@ -95,11 +95,12 @@ def test_marking_progress_follows_the_loaders_progress_keys():
     seen = []
     with Sampler(hz=10) as s:
         cb = marking_progress(s, lambda f, d: seen.append(d))
-        for d in (phrase("progress.tokenizer"), phrase("progress.import"), phrase("progress.load"),
+        for d in (phrase("progress.import"), phrase("progress.tokenizer"), phrase("progress.load"),
                   phrase("progress.migrate", device="cpu"), phrase("progress.eval"), phrase("progress.loaded"),
                   "load: a plain string names no key"):
             cb(0.5, d)
-    assert [sp.name for sp in s.spans] == ["import", "load", "migrate", "eval"]
+    assert [sp.name for sp in s.spans] == ["import", "tokenizer", "load", "migrate", "eval"]
+    assert all(sp.end is not None for sp in s.spans)  # "loaded" ended the last phase: what follows is in none
     assert len(seen) == 7  # the wrapped callback still gets everything
 
 
@@ -114,7 +115,7 @@ def test_rewording_the_progress_lines_keeps_a_real_loads_phases(monkeypatch):
     with Sampler(hz=10) as s:
         mark = marking_progress(s)
         loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32"), progress=mark), progress=mark)
-    assert [sp.name for sp in s.spans] == ["estimate", "import", "load", "migrate", "eval"]
+    assert [sp.name for sp in s.spans] == ["import", "estimate", "tokenizer", "load", "migrate", "eval"]
 
 
 @pytest.mark.device

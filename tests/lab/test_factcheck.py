@@ -34,10 +34,42 @@ def test_the_chinese_claims_are_quoted_from_the_tutorials():
     flat = " ".join(re.sub(r"\s+", " ", p.read_text(encoding="utf-8")) for p in SEEDS.glob("*.txt"))
     flat = flat.replace("**", "").replace("`", "")
     for c in factcheck.CLAIMS.values():
-        # a quote may join a table row's cells (" | ") or add a unit in parentheses: every piece is the tutorial's
-        for piece in re.split(r" \| |（推理速度 tokens/s）|；|，", t(c.claim, "zh").strip("| ")):
+        # the quote (a table row's cells, a line of code), or else the Chinese claim, which is the tutorial's
+        # sentence: every piece is the tutorial's (a sentence's clauses may be joined by "；" or "，")
+        pieces = c.quote if isinstance(c.quote, tuple) else re.split(r"；|，", c.quote or t(c.claim, "zh"))
+        for piece in pieces:
             if piece.strip():
                 assert piece.strip().replace("`", "") in flat, (c.id, piece)
+
+
+def test_code_in_a_claim_or_its_evidence_shows_as_written():
+    """The evidence quotes a GPU kernel's check in a code span: escaped as HTML first, it showed
+    `srcIndex &lt; srcSelectDimSize`. Outside code, a library's `<...>` is still escaped."""
+    from tests.lab.test_render import entities_in_code
+
+    r = factcheck.check(factcheck.get("device-side-assert-is-device-index"))
+    for lang in ("en", "zh"):
+        md = render.many([r], lang)
+        assert "`srcIndex < srcSelectDimSize`" in md and entities_in_code(md) == [], entities_in_code(md)
+    every = [factcheck.check(c) for c in factcheck.CLAIMS.values() if c.id != "cpu-tokens-per-second"]  # 4 s
+    assert entities_in_code(render.many(every, "en") + render.many(every, "zh")) == []
+
+
+def test_a_claim_is_said_as_a_sentence_in_both_languages_and_quoted_as_printed():
+    """A claim quoted as a table row or a line of code is said as a sentence in Chinese too (the zh page once
+    showed `torch.backends.cuda.synchronize()` alone, without what it was claimed to do), and the English page
+    shows the row as a table, not as a raw `a | b | c` line."""
+    for c in factcheck.CLAIMS.values():
+        zh = t(c.claim, "zh")
+        assert " | " not in zh and not zh.startswith("|"), c.id
+        if c.quote:
+            assert zh != c.quote and CJK.search(zh) and len(zh) > 12, c.id
+    sync = factcheck.check(factcheck.get("backends-cuda-synchronize"))
+    assert "等待 GPU" in render.one(sync, "zh") and "`torch.backends.cuda.synchronize()`" in render.one(sync, "zh")
+    row = factcheck.check(factcheck.get("state-dict-keeps-no-device"))
+    en = render.many([row], "en")
+    assert "<td>不保留设备</td>" in en and " | 不保留设备 | " not in en
+    assert "torch.save(state_dict) keeps no device information" in en.split("####")[0]  # the summary, in English
 
 
 @pytest.mark.slow

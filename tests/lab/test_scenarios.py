@@ -12,6 +12,7 @@ page shows are run as files, with `python`, from the repository root.
 from __future__ import annotations
 
 import concurrent.futures
+import html
 import os
 import re
 import subprocess
@@ -21,7 +22,7 @@ import pytest
 import torch
 
 from playground.core.errors import UserError
-from playground.core.i18n import t
+from playground.core.i18n import said, t
 from playground.core.paths import PACKAGE
 from playground.lab import harness, render, scenarios, scripts, target
 from playground.lab.diagnose import diagnose
@@ -277,6 +278,32 @@ def test_markdown_in_both_languages(results):
     assert re.search(r"[\u4e00-\u9fff]", zh) and "修复" in zh
     silent = render.result_markdown(results["fp16-on-cpu"], "en")
     assert "float16_vs_float32" in silent and "float16 time ÷ float32 time" in silent and "<table>" in silent
+
+
+@pytest.mark.slow
+def test_every_result_shows_code_as_written_and_a_simulation_under_its_message(results):
+    from tests.lab.test_render import ascii_after_chinese, entities_in_code
+
+    for sid, r in results.items():
+        for lang in ("en", "zh"):
+            md = render.result_markdown(r, lang)
+            assert entities_in_code(md) == [], (sid, lang, entities_in_code(md))
+            if r.simulated and r.simulation and r.raised:
+                how = t("punct.labelled", lang, label=t("ui.simulated", lang), text="").strip()
+                assert md.index("<pre>" + html.escape(r.error_message)) < md.index(how), (sid, lang)
+        assert ascii_after_chinese(render.result_markdown(r, "zh")) == [], sid
+
+
+@pytest.mark.slow
+def test_a_checkpoints_tensors_are_shown_where_the_file_records_them(results):
+    """Scenario 20's table said the saved optimizer state was on cpu (where the lab held it) while its output
+    said it was saved on cuda:0: a checkpoint's row is the file's record, read back with its storage's location."""
+    ckpt = results["cuda-checkpoint"]
+    assert [row.device for row in ckpt.tensors] == ckpt.measured["storage_locations_in_file"]
+    resume = results["optimizer-state-from-gpu"]
+    saved_on = re.search(r"saved on (\S+)", resume.fix_output).group(1)
+    assert [(row.name, row.device) for row in resume.tensors] == [("exp_avg", saved_on)]
+    assert resume.tensors[0].note == said("ui.row.in_file")
 
 
 def test_unknown_scenario_lists_the_valid_ids():

@@ -117,3 +117,21 @@ def test_truncated_safetensors_gives_a_clear_message(tmp_path, monkeypatch):
         catalog.resolve(str(d))
     # refused by the header check at the edge, before anything is unloaded (checkpoint.check_file)
     assert "trunc/model.safetensors" in str(e.value) and "Download or save it again" in str(e.value)
+
+
+def test_a_synthetic_model_says_why_it_has_fewer_parameters_than_its_published_size():
+    """"124M shape" was listed beside a load report of 92M parameters, unexplained. The picker names the
+    published model's layers and the bundled vocabulary; the load report's note counts the difference: the
+    published vocabulary's extra rows in the embedding (and in the output head, when it is not tied)."""
+    from playground.load import estimate, synthetic
+
+    labels = dict((v, k) for k, v in catalog.choices("en"))
+    assert labels["synthetic/gpt2-small"] == "synthetic/gpt2-small (the 124M model's layers, the bundled vocabulary; random weights)"
+    for name in synthetic.CONFIGS:
+        cfg = catalog.read_config(catalog.resolve(name)).config
+        counted = estimate.meta_facts(cfg, torch.float32).param_count
+        note = synthetic.size_note(name, cfg, counted)
+        total = float(note.fields["total"].rstrip("M").replace(",", "")) * 1e6
+        assert abs(total / synthetic._size(name) - 1) < 0.05, (name, note.text())  # 92.1M + 32.3M = 124.4M: "124M"
+        assert note.fields["here"] == f"{counted / 1e6:,.1f}M" and "fewer" in note.text("en") and "少了" in note.text("zh")
+    assert synthetic.size_note("synthetic/llama-7b", cfg, counted).fields["where"].key == "label.embedding_head"  # untied

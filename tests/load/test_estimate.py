@@ -152,9 +152,29 @@ def test_guard_refuses_a_synthetic_model_before_building_it(tmp_path, monkeypatc
     rss0 = memory.rss_bytes()
     with pytest.raises(estimate.DoesNotFit, match="synthetic/gpt2-large") as err:
         guard_of("synthetic/gpt2-large", "cpu", "bfloat16")
-    assert "first use builds the float32 checkpoint" in str(err.value)
+    assert "to build its float32 checkpoint in RAM on first use" in str(err.value)
     assert not synthetic.folder("synthetic/gpt2-large").exists()  # nothing written
     assert memory.rss_bytes() - rss0 < 200 * MiB  # and nothing near its 1.4 GB allocated
+
+
+def test_a_refusal_by_the_first_build_says_so_and_the_estimate_lists_it(tmp_path, monkeypatch):
+    """synthetic/llama-7b was listed at 12.2 GiB in bfloat16 with 21.7 GiB free, and Load refused it with 'needs
+    29.3 GiB (weights 12.2 GiB + 20% margin)' and 'a smaller dtype would not fit either', no reason given: the
+    first use's float32 build sets the need. The refusal says so with both figures, and the tip says why no
+    dtype helps (the panel lists the build's figure: tests/web/test_views.py)."""
+    monkeypatch.setenv("PLAYGROUND_SYNTHETIC_DIR", str(tmp_path / "synthetic"))
+    est = estimate_of("synthetic/gpt2-large", "bfloat16")
+    budget = (est.required_bytes + est.build_bytes) // 2  # the load in bfloat16 fits, the float32 build does not
+    monkeypatch.setenv(settings.MEMORY_BUDGET_ENV, str(budget))
+    with pytest.raises(estimate.DoesNotFit) as err:
+        guard_of("synthetic/gpt2-large", "cpu", "bfloat16")
+    msg = str(err.value)
+    assert f"needs {fmt_bytes(est.build_bytes)} to build its float32 checkpoint" in msg
+    assert f"in bfloat16 the load itself needs {fmt_bytes(est.required_bytes)}" in msg
+    assert "no dtype avoids the float32 build" in msg and "would not fit either" not in msg
+    assert msg.count(fmt_bytes(est.build_bytes)) == 2  # the reason and the tip; the note is not said again
+    refused = estimate_of("synthetic/gpt2-large", "bfloat16")  # the panel's estimate says the same reason
+    assert not refused.fits and refused.reason.key == "est.reason.build" and refused.build_bytes > budget
 
 
 def test_hub_model_not_in_the_cache(monkeypatch):

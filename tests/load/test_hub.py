@@ -90,13 +90,13 @@ def first_and_second(served, tmp_path_factory):
 def test_a_first_load_downloads_in_its_own_phase_with_bytes_and_progress(first_and_second):
     r = first_and_second["first"]["report"]
     # the memory check first, on config.json alone: a model that will not fit is refused before its weights come
-    assert [p["name"] for p in r["phases"]] == ["estimate", "download", "import", "load", "migrate", "eval"]
+    assert [p["name"] for p in r["phases"]] == ["import", "estimate", "download", "tokenizer", "load", "migrate", "eval"]
     weights = (BUNDLED_DIR / "model.safetensors").stat().st_size
     served_bytes = sum(p.stat().st_size for p in BUNDLED_DIR.iterdir() if p.suffix in (".json", ".safetensors"))
     # every file a causal LM needs came down, and only those (the README.md stayed on the Hub)
     assert r["download_bytes"] == served_bytes and r["download_from_cache"] is False
-    assert r["download_seconds"] == r["phases"][1]["seconds"] > 0.3  # 21 MB at ~25 MB/s
-    assert "downloaded" in r["phases"][1]["note"] and "from the Hub" in r["phases"][1]["note"]
+    assert r["download_seconds"] == r["phases"][2]["seconds"] > 0.3  # 21 MB at ~25 MB/s
+    assert "downloaded" in r["phases"][2]["note"] and "from the Hub" in r["phases"][2]["note"]
     assert r["disk_bytes"] == weights and r["model"] == TINY and r["source"] == "hub"
     # the load phase read the cached folder: it is disk -> RAM only, far shorter than the download
     assert r["load_seconds"] < r["download_seconds"]
@@ -114,9 +114,9 @@ def test_a_first_load_downloads_in_its_own_phase_with_bytes_and_progress(first_a
 @pytest.mark.slow
 def test_a_second_load_downloads_nothing(first_and_second, served):
     r = first_and_second["second"]["report"]
-    assert r["phases"][1]["name"] == "download"
+    assert r["phases"][2]["name"] == "download"
     assert r["download_bytes"] == 0 and r["download_from_cache"] is True
-    assert "from the cache" in r["phases"][1]["note"]
+    assert "from the cache" in r["phases"][2]["note"]
     got = [p.rsplit("/", 1)[-1] for m, p in first_and_second["requests"] if m == "GET" and "/resolve/" in p]
     assert sorted(got) == sorted(p.name for p in BUNDLED_DIR.iterdir() if p.suffix in (".json", ".safetensors"))
 

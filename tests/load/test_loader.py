@@ -37,7 +37,7 @@ def test_real_hub_id_here_fails_fast_or_is_not_found():
 
 def test_load_bundled_float32_phases(bundled):
     r = bundled.report
-    assert [p.name for p in r.phases] == ["estimate", "import", "load", "migrate", "eval"]
+    assert [p.name for p in r.phases] == ["import", "estimate", "tokenizer", "load", "migrate", "eval"]
     assert r.import_seconds >= 0
     n = sum(p.numel() for p in bundled.model.parameters())
     assert r.param_count == n and 3_000_000 <= n <= 6_000_000
@@ -159,9 +159,9 @@ def test_trust_remote_code_is_never_enabled(monkeypatch):
 def test_the_api_dict_says_every_fact_in_english(bundled):
     d = bundled.report.to_dict()
     assert d["dtype_reason"].startswith("asked for float32") and d["label"] == "" and d["hint"] == ""
-    assert [p["name"] for p in d["phases"]] == ["estimate", "import", "load", "migrate", "eval"]
+    assert [p["name"] for p in d["phases"]] == ["import", "estimate", "tokenizer", "load", "migrate", "eval"]
     assert all(isinstance(p["note"], str) for p in d["phases"])
-    assert d["phases"][0]["note"].startswith("built on the meta device")
+    assert d["phases"][1]["note"].startswith("built on the meta device")
 
 
 def test_a_synthetic_model_carries_its_label_in_both_languages():

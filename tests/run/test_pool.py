@@ -117,8 +117,8 @@ def test_the_budget_covers_every_model_and_the_least_recently_used_goes_first(po
     load(pool, BUNDLED_NAME, dtype="float16", session="b")
     made_by(pool, "a")  # a's model used after b's: b's is the least recently used
     report = load(pool, BUNDLED_NAME, dtype="float32", session="c")
-    assert "less the 20.3 MiB the models loaded for visitors hold" in report.phases[0].note.text("en"), \
-        report.phases[0].note.text("en")
+    said = next(p for p in report.phases if p.name == "estimate").note.text("en")
+    assert "less the 20.3 MiB the models loaded for visitors hold" in said, said
     assert pool.status("c")["models"] == 2 and pool.counts["evictions"] == 1
     assert made_by(pool, "a") == (BUNDLED_NAME, "bfloat16")
     gone = pool.status("b")["gone"]

@@ -58,20 +58,28 @@ def test_kv_view_says_the_cost_grows_only_where_the_timings_show_it():
 
 def test_engines_view_in_both_languages():
     row = dict(engine="generate", new_tokens=64, tokens_per_second=400.0, same_tokens_as_generate=True,
-               first_difference=None, compile_seconds=0.0, percent_of_bound=20.0, overhead_ms_per_token=2.0)
+               first_difference=None, compile_seconds=None, percent_of_bound=20.0, overhead_ms_per_token=2.0)
     comp = dict(row, engine="compiled", tokens_per_second=900.0, same_tokens_as_generate=False,
                 first_difference=7, compile_seconds=21.3)
+    # the cache-less loop parted from generate() at index 19 (its 20th token), tied in bfloat16: said why
+    nocache = dict(row, engine="manual-nocache", tokens_per_second=120.0, same_tokens_as_generate=False,
+                   first_difference=19, parting=dict(index=19, chosen=12, other=760, margin=0.0, gap=0.0625,
+                                                     other_leads_in_full=True))
     d = dict(model="m", device="cpu", dtype="float32", weights_bytes=21 * 2**20, read=RATE, bound_tokens_per_second=2000.0,
-             last_level_cache_bytes=32 * 2**20, weights_in_cache=True, rows=[row, comp],
+             last_level_cache_bytes=32 * 2**20, weights_in_cache=True, rows=[row, comp, nocache],
              limit=said("eng.limit.overhead", engine=said("engine.generate"), tokens=16, share="27", rate="4.3", read="50.0",
                         others="aten::tanh 12 ms"))
     en, zh = views.engines_markdown(d, "en"), views.engines_markdown(d, "zh")
-    assert "2000 tokens/s" in en and "last-level cache" in en and "first differs at token 7" in en
+    assert "2000 tokens/s" in en and "last-level cache" in en and "first differs at token 8" in en  # counted from 1
+    # an engine that compiles nothing shows no compile time (it showed "0.0 s"); a compiled one shows its own
+    assert "| generate() | 64 | 400.0 | yes | — |" in en and "| 21.3 s |" in en
+    assert "Why manual loop, no cache chose other tokens from token 20:** a near-tie" in en
+    assert "0.0000 apart in its float32 logits" in en and "by up to 0.0625" in en and "几乎打平" in zh
     assert "only 27% of the time" in en and "只占了 27% 的时间" in zh
-    assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 7 个 token 起不同" in zh
+    assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 8 个 token 起不同" in zh
     # the engines are named in the page's language, by the name each row carries
     assert "| static cache + torch.compile |" in en and "| 静态缓存 + torch.compile |" in zh
-    assert "What limits `generate()` here" in en and "限制 `generate()（库自带）` 的" in zh
+    assert "What limits generate() here" in en and "限制generate()（库自带）的" in zh  # a name, not code
 
 
 def test_rerender_leaves_what_was_never_measured_alone():

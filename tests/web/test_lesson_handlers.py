@@ -53,3 +53,32 @@ def test_the_page_says_a_fact_check_in_its_language():
     with pytest.raises(gr.Error) as e:
         handlers.ui_fact_check("nope", "zh")
     assert e.value.title == "错误" and "未知的说法 'nope'" in e.value.message  # the refusal too, not only its title
+
+
+def test_the_code_boxes_of_a_harmless_order_are_not_called_a_mistake_and_its_fix():
+    broken, fixed = handlers.ui_script_labels("optimizer-before-to", "en")
+    assert (broken["label"], fixed["label"]) == ("The order the tutorials warn against (script)", "The tutorials' order (script)")
+    broken, fixed = handlers.ui_script_labels("labels-on-cpu", "zh")
+    assert (broken["label"], fixed["label"]) == ("错误写法（出错的脚本）", "修复写法（修复后的脚本）")
+
+
+def test_the_run_button_says_what_it_runs():
+    """With Break it ticked the button runs a mistake: it said "Generate" all the same."""
+    assert handlers.ui_run_button(False, "en")["value"] == "Generate"
+    assert handlers.ui_run_button(True, "en")["value"] == "Run the mistake"
+    assert handlers.ui_run_button(True, "zh")["value"] == "运行这个错误"
+
+
+def test_a_diagnosis_links_to_the_mistake_in_the_lab():
+    """Diagnose named a match by its internal id ("scenario `inputs-on-cpu`"): it names it as the lab lists it, and
+    its button opens it there (the Playground tab, Break it ticked, the mistake chosen)."""
+    line = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    md, _bar, found, button = handlers.ui_diagnose(line, "en")
+    first = found.matches[0]
+    number = scenarios.get(first.id).number
+    assert f"mistake {number} of **Break it**" in md and f"`{first.id}`" not in md
+    assert button["visible"] and button["value"] == f"Run mistake {number} in the lab: {first.title.text('en')}"
+    tabs, mistake, ticked = handlers.ui_open_in_lab(found)
+    assert tabs.selected == "play" and mistake["value"] == first.id and ticked is True
+    _, _bar, nothing, hidden = handlers.ui_diagnose("all good here", "en")
+    assert hidden["visible"] is False and handlers.ui_open_in_lab(nothing)[2] == gr.update()

@@ -26,7 +26,7 @@ def test_the_banner_says_the_visitors_own_model_and_apart_the_pool(pool):
     assert mine == f"**Your model:** `{BUNDLED_NAME}` on `cpu` in `bfloat16`"
     assert pool_line.startswith("**This server holds** 2 model(s) for 2 visitor(s) (") and "MiB of RAM)" in pool_line
     zh = views.status_markdown(pool.status("a"), "zh")
-    assert "**你的模型：**" in zh and "为 2 位访客保留着 2 个模型" in zh
+    assert "**你的模型**：" in zh and "为 2 位访客保留着 2 个模型" in zh
     assert views.status_markdown(pool.status("nobody"), "en").startswith("**Your model:** none yet")
     gone = dict(pool.status("b"), loaded=False, gone=dict(model=BUNDLED_NAME, device="cpu", dtype="float32",
                                                            seconds=1.26, at=0.0, told=False))
@@ -45,3 +45,22 @@ def test_each_figure_says_how_many_visitors_were_waiting():
     said = stats_markdown(done, "en")
     assert "model: `m` (cpu, float32)" in said and said.endswith("_Measured while 1 other visitor(s) waited their "
                                                                  "turn: runs take turns, so none ran beside this one._")
+
+
+def test_the_estimate_lists_a_first_builds_need_beside_the_loads(tmp_path, monkeypatch):
+    """The panel listed a synthetic model's weights and their margin only, and said 'Would be refused' with the
+    build's larger figure: it lists the float32 build's need too, and says that is the reason."""
+    from playground.core import settings
+    from playground.core.units import fmt_bytes
+    from playground.web import views
+    from tests.conftest import estimate_of
+
+    monkeypatch.setenv("PLAYGROUND_SYNTHETIC_DIR", str(tmp_path / "synthetic"))
+    est = estimate_of("synthetic/gpt2-large", "bfloat16")
+    monkeypatch.setenv(settings.MEMORY_BUDGET_ENV, str((est.required_bytes + est.build_bytes) // 2))
+    for lang, row, why in (("en", "first use: the float32 build in RAM, with the margin", "to build its float32"),
+                           ("zh", "首次使用：在内存中构建 float32，含余量", "来构建它的 float32 检查点")):
+        shown = views.estimate_markdown(estimate_of("synthetic/gpt2-large", "bfloat16"), lang)
+        assert f"| {row} | {fmt_bytes(est.build_bytes)} |" in shown and why in shown.splitlines()[0]
+    built = estimate_of("shakespeare-gpt2", "bfloat16")  # nothing to build: no such row
+    assert "float32 build" not in views.estimate_markdown(built, "en")

@@ -154,6 +154,14 @@ TEXT: dict[str, W] = {
         "还没有加载模型。请先点“加载”（内置模型可以离线使用）。",
     ),
     "err.no_tokens": W("The prompt produced no tokens. Type some text.", "提示词没有产生任何 token。请输入一些文字。"),
+    "err.context_memory": W(
+        "A context of {tokens} tokens would not fit in memory on {device}: it needs {need} (weights {weights}, "
+        "KV cache {kv}, activation peak {act}) and {free} is free there. The longest that fits is {top} tokens: "
+        "shorten the prompt or lower max_new_tokens (the estimate panel's 'Will it fit?' shows each device).",
+        "{tokens} 个 token 的上下文在 {device} 上放不下：需要 {need}（权重 {weights}，KV 缓存 {kv}，激活峰值 {act}），"
+        "而那里空闲 {free}。能放下的最长上下文是 {top} 个 token：请缩短提示词或降低 max_new_tokens"
+        "（估算面板的“放得下吗？”会列出每个设备）。",
+    ),
     "err.context": W(
         "The prompt is {n} tokens and max_new_tokens is {new}: {total} positions, but this model's context "
         "is {ctx}. Shorten the prompt or lower max_new_tokens to {room}.",

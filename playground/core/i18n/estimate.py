@@ -9,6 +9,7 @@ TEXT: dict[str, W] = {
     "estimate.refused": W("Would be refused", "会被拒绝"),
     "estimate.what": W("what", "项目"),
     "estimate.required": W("needed, with the margin", "所需（含余量）"),
+    "estimate.build": W("first use: the float32 build in RAM, with the margin", "首次使用：在内存中构建 float32，含余量"),
     "estimate.available": W("available", "可用"),
     "estimate.largest": W("largest layer", "最大的层"),
     "estimate.kv": W("KV cache per token", "每个 token 的 KV 缓存"),
@@ -63,6 +64,13 @@ TEXT: dict[str, W] = {
         "需要 {need}（权重 {weights} + {margin} 余量）；"
         "可用只有 {avail}（{where}）",
     ),
+    "est.reason.build": W(
+        "needs {need} to build its float32 checkpoint in RAM on first use (float32 weights {f32} + {margin} "
+        "margin), whatever dtype it is then loaded in (in {dtype} the load itself needs {load}); {avail} available "
+        "({where})",
+        "首次使用时需要 {need} 内存来构建它的 float32 检查点（float32 权重 {f32} + {margin} 余量），"
+        "无论之后用什么数据类型加载（用 {dtype} 加载本身只需要 {load}）；可用只有 {avail}（{where}）",
+    ),
     "est.refuse": W(
         "Not loading {model} in {dtype} on {device}: it {reason}. The margin covers activations and the KV "
         "cache (Accelerate's documented ~20%).{note} Try: {tips}.",
@@ -74,4 +82,10 @@ TEXT: dict[str, W] = {
     "est.tip.dtype": W("{dtype} would need {need}", "{dtype} 需要 {need}"),
     "est.tip.auto": W("device 'auto' spreads the layers over the GPUs and the CPU", "设备选 'auto' 会把各层分布到 GPU 和 CPU 上"),
     "est.tip.smaller": W("pick a smaller model (a smaller dtype would not fit either)", "换一个更小的模型（更小的数据类型也放不下）"),
+    "est.tip.build": W(
+        "a smaller model (no dtype avoids the float32 build's {build}; once built where there is the RAM, in the "
+        "same synthetic models folder, it loads in the dtype you pick)",
+        "换一个更小的模型（任何数据类型都绕不开 float32 构建所需的 {build}；在内存足够的机器上、"
+        "用同一个合成模型文件夹构建好之后，就能按你选的数据类型加载）",
+    ),
 }

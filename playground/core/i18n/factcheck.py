@@ -9,10 +9,17 @@ TEXT: dict[str, W] = {
     "fact.verdict.false": W("false", "错误"),
     "fact.verdict.partly": W("partly true", "部分正确"),
     "fact.verdict.not_measurable_here": W("not measurable here", "这里无法测量"),
-    "fact.claim": W("Claim (as the tutorial says it)", "说法（教程原文）"),
-    "fact.claim_en": W("In English", "英文"),
-    "fact.source": W("Source", "出处"),
-    "fact.evidence": W("Evidence", "证据"),
+    "fact.claim": W("Claim", "说法"),
+    "fact.pick": W("{id}: {claim}", "{id}：{claim}"),  # a claim in the picker
+    "fact.row": W("`{id}`: {claim}", "`{id}`：{claim}"),  # a claim in the summary table
+    "fact.claim_line": W("**Claim:** {claim}", "**说法**：{claim}"),
+    "fact.quote": W("The tutorial's words:", "教程原文："),
+    "fact.quote_row": W("The tutorial's words, a row of its table:", "教程原文（表格中的一行）："),
+    "fact.quote_code": W("The tutorial's words, a line of its code:", "教程原文（代码中的一行）："),
+    "fact.source": W("Source: {source}", "出处：{source}"),
+    "fact.evidence_line": W("**Evidence** ({live}): {evidence}", "**证据**（{live}）：{evidence}"),
+    "fact.and": W("{a} and {b}", "{a} 和 {b}"),  # two items of a list (a longer one nests: a, (b and c))
+    "fact.list": W("{a}, {b}", "{a}、{b}"),
     "fact.verdict": W("Verdict", "结论"),
     "fact.live_col": W("Run here, now", "此刻在这里运行"),
     "fact.live": W("produced live in this process, {seconds} s", "在本进程中实时得出，{seconds} 秒"),

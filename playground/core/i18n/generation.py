@@ -6,6 +6,8 @@ PREFIXES = ("stats", "finish", "engine")
 
 TEXT: dict[str, W] = {
     "stats.running": W("generating…", "生成中…"),
+    "stats.left": W("{n} of {max} tokens; about {left} more at this rate, if it runs to {max}",
+                    "已生成 {n}/{max} 个 token；按现在的速度，生成满 {max} 个还要约 {left}"),
     "stats.done": W("done ({reason})", "完成（{reason}）"),
     "stats.mode": W("mode", "模式"),
     "stats.model": W(" · model: `{model}` ({device}, {dtype})", " · 模型：`{model}`（{device}，{dtype}）"),

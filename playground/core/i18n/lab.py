@@ -27,9 +27,20 @@ TEXT: dict[str, W] = {
         "No exception: this mistake is silent. What it costs, measured here:",
         "没有异常：这个错误是静默的。它的代价，在本机实测：",
     ),
+    # a tutorial's worry that measures harmless (scenario 19's order): said as what it is, not as a mistake
+    "ui.no_error_harmless": W(
+        "No exception, and none is due: this order is harmless here. What it does, measured here:",
+        "没有异常，也不该有：这个顺序在这里无害。它做了什么，在本机实测：",
+    ),
+    "ui.order": W("The two orders", "两种顺序"),
+    "ui.before_harmless": W("The order the tutorials warn against", "教程警告的顺序"),
+    "ui.after_harmless": W("The tutorials' order", "教程的顺序"),
+    "ui.fix_run_harmless": W("The tutorials' order, run for real", "教程的顺序，真实运行"),
+    "ui.fix_ok_harmless": W("It runs too", "同样可以运行"),
     "ui.measured": W("Measured", "实测"),
     "ui.warnings": W("Warnings the libraries printed", "库打印的警告"),
-    "ui.simulated": W("Simulated", "模拟"),
+    "ui.simulated": W("How it was simulated", "怎样模拟的"),
+    "ui.simulated_top": W("Simulated: how, under the library's message.", "模拟运行：怎样模拟的，见库的消息下方。"),
     "ui.real": W("Run for real on {device}.", "在 {device} 上真实运行。"),
     "ui.cannot_run": W("Cannot run here", "无法在这里运行"),
     "ui.output": W("Output", "输出"),
@@ -44,7 +55,8 @@ TEXT: dict[str, W] = {
     ),
     "ui.matches": W("Matching mistakes, best first", "匹配的错误（按相关度排序）"),
     "ui.matched_text": W("Matched line", "匹配到的行"),
-    "ui.try_it": W("Reproduce it in the lab: scenario `{id}`.", "在实验室中复现：场景 `{id}`。"),
+    "ui.try_it": W("Reproduce it in the lab: mistake {number} of **Break it**, on the Playground tab.",
+                   "在实验室中复现：游乐场页**搞坏它**里的第 {number} 个错误。"),
     "ui.module": W("Module", "模块"),
     "ui.params": W("Parameters", "参数量"),
     "ui.buffers": W("Buffers", "缓冲区"),
@@ -83,8 +95,8 @@ TEXT: dict[str, W] = {
     ),
     "inspect.tied": W("Tied (one tensor, several names): {names}", "绑定（一个张量，多个名字）：{names}"),
     "sim.fake_cuda": W(
-        "Simulated on a fake cuda:0 device: this machine has no GPU.",
-        "在伪造的 cuda:0 设备上模拟：这台机器没有 GPU。",
+        "On a fake cuda:0 device: this machine has no GPU.",
+        "在伪造的 cuda:0 设备上：这台机器没有 GPU。",
     ),
     "sim.fake_cuda_differs": W(
         "PyTorch's fake tensors carry a device, a dtype and a shape but no data, and PyTorch's own device "
@@ -144,6 +156,8 @@ TEXT: dict[str, W] = {
     ),
     "ui.broken_script": W("The mistake (broken script)", "错误写法（出错的脚本）"),
     "ui.fix_script": W("The fix (fixed script)", "修复写法（修复后的脚本）"),
+    "ui.broken_script_harmless": W("The order the tutorials warn against (script)", "教程警告的顺序（脚本）"),
+    "ui.fix_script_harmless": W("The tutorials' order (script)", "教程的顺序（脚本）"),
     "ui.findings": W("What the measurement says", "实测说明了什么"),
     "ui.broken_output": W("What the broken script printed before", "出错的脚本之前打印的内容"),
     "timing.slower": W(
@@ -164,12 +178,12 @@ TEXT: dict[str, W] = {
         "（中位数 {median} 倍的 95% 区间，{rounds} 轮配对）。",
     ),
     "sim.fake_step": W(
-        "Simulated: this machine has no GPU. The training step up to the failing line ran for real on the CPU; "
+        "This machine has no GPU. The training step up to the failing line ran for real on the CPU; "
         "that line ran on PyTorch's fake tensors, with the tensor a GPU would hold on a fake cuda:0 (a whole "
         "forward pass cannot run on fake cuda tensors in this PyTorch build: slicing one asks for a CUDA "
         "device guard). PyTorch's own device check raised the message above. The fixed step below ran for "
         "real on the CPU.",
-        "模拟：这台机器没有 GPU。出错行之前的训练步骤在 CPU 上真实运行；"
+        "这台机器没有 GPU。出错行之前的训练步骤在 CPU 上真实运行；"
         "出错的那一行在 PyTorch 的伪张量上运行，本该在 GPU 上的张量放在伪造的 cuda:0 上"
         "（在这个 PyTorch 版本里，完整的前向传播无法在伪 cuda 张量上运行：对它切片需要 CUDA 设备保护）。"
         "上面的消息是 PyTorch 自己的设备检查抛出的。下面修复后的训练步骤在 CPU 上真实运行。",
@@ -179,5 +193,12 @@ TEXT: dict[str, W] = {
         "tensors listed below.",
         "出错行之前的训练步骤在 CPU 上运行；出错的那一行在 {device} 上运行，涉及的张量列在下面。",
     ),
+    # which copy of a tensor a row of the tensors-involved table shows
+    "ui.row.in_file": W("in the file", "文件中"),
+    "ui.row.in_model": W("in the model", "模型中"),
+    "ui.row.before_move": W("state from a step before the move", "移动之前走一步产生的状态"),
+    "ui.row.not_reassigned": W("not reassigned", "没有接收返回值"),
+    "ui.row.train_mode": W("train mode", "训练模式"),
+    "ui.row.from_autocast": W("from inside autocast", "来自 autocast 内部"),
     "ui.fake_device": W("{device} (fake)", "{device}（模拟）"),  # a tensor of the lab's FakeTensorMode
 }

@@ -27,5 +27,7 @@ TEXT: dict[str, W] = {
     # the model picker
     "catalog.bundled": W("{name} (bundled, works offline)", "{name}（内置，无需联网）"),
     "catalog.hub": W("{name} (Hugging Face Hub)", "{name}（Hugging Face Hub）"),
-    "catalog.synthetic": W("{name} ({shape} shape, random weights)", "{name}（{shape} 的形状，随机权重）"),
+    # the published model's layers; the bundled vocabulary makes it smaller (the load report says by how much)
+    "catalog.synthetic": W("{name} (the {shape} model's layers, the bundled vocabulary; random weights)",
+                           "{name}（{shape} 模型的各层，配内置词表；随机权重）"),
 }

@@ -2,7 +2,7 @@
 
 from playground.core.i18n.words import W
 
-PREFIXES = ("page", "status")
+PREFIXES = ("page", "status", "punct")
 
 TEXT: dict[str, W] = {
     "page.title": W("The device playground", "设备游乐场"),
@@ -39,6 +39,7 @@ TEXT: dict[str, W] = {
     "page.top_p": W("top_p", "top_p"),
     "page.seed": W("seed", "随机种子"),
     "page.generate": W("Generate", "生成"),
+    "page.run_mistake": W("Run the mistake", "运行这个错误"),  # the run button while Break it is ticked
     "page.stop": W("Stop", "停止"),
     "page.output": W("Output", "输出"),
     "page.breakit": W("Break it", "搞坏它"),
@@ -61,18 +62,19 @@ TEXT: dict[str, W] = {
     ),
     "page.diagnose.box": W("Traceback or error message", "Traceback 或报错信息"),
     "page.diagnose.run": W("Diagnose", "诊断"),
+    "page.diagnose.open": W("Run mistake {number} in the lab: {title}", "在实验室中运行第 {number} 个错误：{title}"),
     "status.none": W(
         "**Your model:** none yet. Press **Load** (the bundled model works offline).",
-        "**你的模型：**还没有。点击**加载**（内置模型无需联网）。",
+        "**你的模型**：还没有。点击**加载**（内置模型无需联网）。",
     ),
     "status.loaded": W(
         "**Your model:** `{model}` on `{device}` in `{dtype}`",
-        "**你的模型：**`{model}`，设备 `{device}`，数据类型 `{dtype}`",
+        "**你的模型**：`{model}`，设备 `{device}`，数据类型 `{dtype}`",
     ),
     "status.gone": W(
         "**Your model:** `{model}` ({device}, {dtype}) was unloaded at {at} to make room for another visitor's. "
         "Press **Load** to load it again (about {seconds} s).",
-        "**你的模型：**`{model}`（{device}，{dtype}）已在 {at} 被卸载，为另一位访客的模型腾出内存。"
+        "**你的模型**：`{model}`（{device}，{dtype}）已在 {at} 被卸载，为另一位访客的模型腾出内存。"
         "点击**加载**重新加载（大约 {seconds} 秒）。",
     ),
     "status.pool": W(
@@ -129,4 +131,9 @@ TEXT: dict[str, W] = {
     "page.decoding.custom": W("your own settings", "自定义设置"),
     "page.snippet.none": W("# The code to copy appears here after a generation, for the engine that ran it.",
                            "# 生成之后，这里会出现可复制的代码（对应所用的生成引擎）。"),
+    # a label before what it labels, and an aside: each language's own punctuation (a Chinese label ends in a
+    # full-width colon outside the bold, where Markdown can close the bold; an aside takes full-width brackets)
+    "punct.labelled": W("**{label}:** {text}", "**{label}**：{text}"),
+    "punct.labelled_plain": W("{label}: {text}", "{label}：{text}"),
+    "punct.aside": W("{text} ({aside})", "{text}（{aside}）"),
 }

@@ -14,6 +14,10 @@ TEXT: dict[str, W] = {
     "report.import": W("find the model class (imports its code once per process)", "找到模型类（每个进程只导入一次它的代码）"),
     "report.estimate": W("check it fits: build on the meta device, no weights", "检查能否放下：在 meta 设备上构建，不含权重"),
     "report.check": W("memory check", "内存检查"),
+    "report.tokenizer": W("check the safetensors files, load the tokenizer", "检查 safetensors 文件，加载分词器"),
+    "report.context": W("create the CUDA context (the GPU's first use in this process)",
+                        "创建 CUDA 上下文（本进程第一次使用这块 GPU）"),
+    "report.unload": W("free the model loaded before (gc, malloc_trim)", "释放之前加载的模型（gc、malloc_trim）"),
     "report.mmap": W(
         "float32 on the CPU from a float32 checkpoint: Transformers maps the file into memory instead of "
         "copying it, so RSS grows as the pages are first read (during the first generation), not during the "
@@ -34,9 +38,9 @@ TEXT: dict[str, W] = {
     "report.weights_how": W("Σ numel × element size", "Σ 元素个数 × 每个元素的字节数"),
     "report.disk": W("on disk", "磁盘上"),
     "report.ram_growth": W(
-        "Measured RAM growth over the whole load: {delta} against {weights} of weights in theory. System RAM "
-        "available after: {avail}.",
-        "整个加载过程实测内存增长：{delta}，理论权重大小：{weights}。加载后系统可用内存：{avail}。",
+        "Measured RAM growth from from_pretrained to eval(): {delta} against {weights} of weights in theory. "
+        "System RAM available after: {avail}.",
+        "从 from_pretrained 到 eval() 实测内存增长：{delta}，理论权重大小：{weights}。加载后系统可用内存：{avail}。",
     ),
     "report.dtype": W("dtype", "数据类型"),
     "report.migration": W("migration", "迁移"),
@@ -109,8 +113,22 @@ TEXT: dict[str, W] = {
     ),
     "note.dtype.auto": W("auto: kept the checkpoint's own dtype, {dtype}", "auto：保留检查点自己的数据类型 {dtype}"),
     "note.dtype.cast": W(
-        "asked for {dtype}: from_pretrained cast the weights while loading",
-        "要求 {dtype}：from_pretrained 在加载时转换了权重",
+        "asked for {dtype} from a {stored} checkpoint: from_pretrained cast the weights while loading, copying "
+        "each into new memory ({weights})",
+        "从 {stored} 检查点要求 {dtype}：from_pretrained 在加载时转换了权重，每个都复制到新的内存里（{weights}）",
+    ),
+    "note.dtype.mapped": W(
+        "asked for {dtype}, the checkpoint's own dtype: no cast, the weights are mapped from the file unchanged "
+        "({mapped} of {weights} in the mapping)",
+        "要求 {dtype}，正是检查点自己的数据类型：没有转换，权重原样映射自文件（{weights} 中有 {mapped} 在映射里）",
+    ),
+    "note.dtype.same": W(
+        "asked for {dtype}, the checkpoint's own dtype: no cast ({mapped} of {weights} still mapped from the file)",
+        "要求 {dtype}，正是检查点自己的数据类型：没有转换（{weights} 中有 {mapped} 仍映射自文件）",
+    ),
+    "note.dtype.unknown": W(
+        "asked for {dtype}; the checkpoint's stored dtype could not be read, so whether it was cast is not known",
+        "要求 {dtype}；读不到检查点存储的数据类型，所以不知道是否转换过",
     ),
     # why there are no VRAM readings
     "vram.no_cuda_build": W("no VRAM to measure: this PyTorch build has no CUDA",
@@ -123,8 +141,22 @@ TEXT: dict[str, W] = {
                         "在 meta 设备上构建：含余量需要 {need}，可用 {avail}（{where}）"),
     "phase.import": W("resolved {cls}; its module is imported once per process", "找到 {cls}；它的模块每个进程只导入一次"),
     "phase.eval": W("dropout off; no memory moves", "关闭 dropout；没有内存移动"),
+    "phase.tokenizer": W("every safetensors file complete; {cls} loaded from the files",
+                         "每个 safetensors 文件都完整；已从文件加载 {cls}"),
+    "phase.unload": W("freed {model}: RSS fell by {freed}", "释放了 {model}：RSS 减少了 {freed}"),
+    "phase.context": W("the first CUDA call on {device} created its context: {host} of host RAM, {vram} of VRAM",
+                       "{device} 上的第一次 CUDA 调用创建了它的上下文：主机内存 {host}，显存 {vram}"),
     "label.synthetic": W("random weights: the text is noise; the timings and memory are real",
                          "随机权重：生成的文字没有意义；计时和内存是真实的"),
+    # why a synthetic model has fewer parameters than its published size (playground.load.synthetic.size_note)
+    "label.synthetic_size": W(
+        "{here} parameters, not the published {published}: it has the bundled {vocab}-token vocabulary instead of "
+        "the published {published_vocab} tokens, so its {where} has {extra} fewer ({here} + {extra} = {total})",
+        "{here} 个参数，而不是公布的 {published}：它用内置的 {vocab} 个 token 的词表，而不是公布的 {published_vocab} 个，"
+        "所以它的{where}少了 {extra} 个参数（{here} + {extra} = {total}）",
+    ),
+    "label.embedding": W("embedding (tied to the output head)", "词嵌入（与输出头共享）"),
+    "label.embedding_head": W("embedding and output head", "词嵌入和输出头"),
     "phase.build": W(
         "checkpoint written with random weights, because {why}",
         "用随机权重写出了检查点，原因：{why}",
@@ -141,6 +173,9 @@ TEXT: dict[str, W] = {
     "phase.name.download": W("download", "下载"),
     "phase.name.estimate": W("estimate", "估算"),
     "phase.name.import": W("import", "导入"),
+    "phase.name.tokenizer": W("tokenizer", "分词器"),
+    "phase.name.context": W("CUDA context", "CUDA 上下文"),
+    "phase.name.unload": W("unload", "卸载"),
     "phase.name.load": W("load", "加载"),
     "phase.name.migrate": W("migrate", "迁移"),
     "phase.name.eval": W("eval", "eval（推理模式）"),

@@ -218,6 +218,25 @@ TEXT: dict[str, W] = {
     "eng.head.overhead": W("overhead per token", "每个 token 的额外开销"),
     "eng.same.yes": W("yes", "是"),
     "eng.same.no": W("no: first differs at token {i}", "否：第 {i} 个 token 起不同"),
+    "eng.parted.tie": W(
+        "**Why {engine} chose other tokens from token {token}:** a near-tie. There generate()'s two best tokens were "
+        "{margin} apart in its {dtype} logits, and recomputing the whole sequence without the cache gives logits that "
+        "differ from the cached step's by up to {gap} (the same arithmetic in another order, rounded differently; in "
+        "16-bit formats by whole rounding steps). Greedy decoding takes the larger of two nearly equal numbers, so "
+        "the rounding picked the other token; after it the two texts continue from different contexts. Neither is "
+        "wrong.",
+        "**{engine}从第 {token} 个 token 起选了别的 token 的原因**：几乎打平。在那一步，generate() 的两个最佳 token 在它的 "
+        "{dtype} logits 里只差 {margin}；而不用缓存、整段重算得到的 logits 与带缓存那一步的相差最多 {gap}"
+        "（同样的算术换了顺序，舍入不同；16 位格式里差的是整个舍入步长）。贪心解码取两个几乎相等的数中较大的那个，"
+        "于是舍入选中了另一个 token；此后两段文本从不同的上下文继续。两者都没有错。",
+    ),
+    "eng.parted.other": W(
+        "**Why {engine} chose other tokens from token {token}:** not a near-tie. There generate()'s choice led by "
+        "{margin} in its {dtype} logits, more than the largest difference between a cached step and a full recompute "
+        "({gap}): something else differs between the two loops.",
+        "**{engine}从第 {token} 个 token 起选了别的 token 的原因**：不是几乎打平。在那一步，generate() 的选择在它的 "
+        "{dtype} logits 里领先 {margin}，大于带缓存的一步与整段重算之间的最大差异（{gap}）：两个循环之间还有别的不同。",
+    ),
     "eng.bound": W(
         "**The bandwidth bound:** {rate} GB/s ({how}) / {size} of weights read per token = **{bound} tokens/s** "
         "for `{model}` on {device} in {dtype}.",
@@ -231,20 +250,20 @@ TEXT: dict[str, W] = {
         "引擎可以超过内存带宽上限（超过 100%）。",
     ),
     "eng.limit.overhead": W(
-        "**What limits `{engine}` here: per-token overhead.** Profiled over {tokens} tokens, the matrix "
+        "**What limits {engine} here: per-token overhead.** Profiled over {tokens} tokens, the matrix "
         "multiplications, which read every weight once per token, took only {share}% of the time; the rest is "
         "Python, dispatch and many small operators (the largest: {others}). A compiled static-cache step removes "
         "most of it.",
-        "**这里限制 `{engine}` 的是每个 token 的额外开销。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的"
+        "**这里限制{engine}的是每个 token 的额外开销。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的"
         "矩阵乘法只占了 {share}% 的时间；其余是 Python、算子分派和许多小算子（最大的几个：{others}）。"
         "编译后的静态缓存解码步骤能去掉其中大部分。",
     ),
     "eng.limit.bandwidth": W(
-        "**What limits `{engine}` here: reading the weights.** Profiled over {tokens} tokens, the matrix "
+        "**What limits {engine} here: reading the weights.** Profiled over {tokens} tokens, the matrix "
         "multiplications, which read every weight once per token, took {share}% of the time, reading at {rate} "
         "GB/s where a streaming read reaches {read} GB/s. Only fewer bytes per token (a smaller dtype) or a kernel "
         "that reads faster (the compiled engine's, over every core) moves this much.",
-        "**这里限制 `{engine}` 的是读取权重。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的矩阵乘法"
+        "**这里限制{engine}的是读取权重。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的矩阵乘法"
         "占了 {share}% 的时间，读取速度为 {rate} GB/s，而流式读取能达到 {read} GB/s。"
         "要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者用读得更快的内核（编译引擎用上所有核心的内核）。",
     ),

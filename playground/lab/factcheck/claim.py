@@ -37,20 +37,24 @@ class Evidence:
 @dataclass(frozen=True)
 class Claim:
     id: str
-    claim: str  # i18n key (claim.<id>.claim): en, our translation; zh, the tutorial's words as printed
+    claim: str  # i18n key (claim.<id>.claim): the claim as a sentence; zh, the tutorial's words where `quote` is ""
     source: str  # which tutorial, which section
     check: Callable[[], Evidence]
     where: str = ""  # where the playground shows it: a scenario id, or a panel
     # i18n key (claim.<id>.evidence): the evidence as a sentence with the check's {fields}; or, for a check
     # that can find things out in several ways, one key per way (claim.<id>.evidence.<name>)
     evidence: str | dict[str, str] = ""
+    # the tutorial's words as printed where `claim` is not them: a row of one of its tables (its cells), or a
+    # line of its code; "" where the claim's Chinese words are the tutorial's own sentence
+    quote: str | tuple[str, ...] = ""
 
 
 def claim(cid: str, source: str, *, says: W, evidence: W | dict[str, W], where: str = "",
-          more: dict[str, W] | None = None) -> Callable[[Callable], Claim]:
-    """Decorate a claim's check: `says` is the claim (the tutorial's words, and ours in English), `evidence`
-    the sentence its Evidence fills, `more` the words a field of it may be (`claim.<id>.<name>`); all are
-    registered as i18n keys beside the check's code."""
+          more: dict[str, W] | None = None, quote: str | tuple[str, ...] = "") -> Callable[[Callable], Claim]:
+    """Decorate a claim's check: `says` is the claim as a sentence (in Chinese the tutorial's own words,
+    unless they are a table's row or a line of code: then those are the `quote`, and `says` says what
+    they claim), `evidence` the sentence its Evidence fills, `more` the words a field of it may be
+    (`claim.<id>.<name>`); all are registered as i18n keys beside the check's code."""
     for name, w in (more or {}).items():
         register(f"claim.{cid}.{name}", w)
 
@@ -58,7 +62,7 @@ def claim(cid: str, source: str, *, says: W, evidence: W | dict[str, W], where: 
                  {name: register(f"claim.{cid}.evidence.{name}", w) for name, w in evidence.items()})
 
     def make(check: Callable[[], Evidence]) -> Claim:
-        return Claim(cid, register(f"claim.{cid}.claim", says), source, check, where, sentences)
+        return Claim(cid, register(f"claim.{cid}.claim", says), source, check, where, sentences, quote)
 
     return make
 
@@ -74,10 +78,15 @@ class FactResult:
     fields: dict
     seconds: float
     where: str
+    quote: str | tuple[str, ...] = ""  # Claim.quote
 
     def to_dict(self) -> dict:
-        """The API's dict: the claim and the evidence in both languages (`claim_en`, `claim_zh`, ...)."""
-        return bilingual(dict(self.__dict__), "claim", "evidence")
+        """The API's dict: the claim and the evidence in both languages (`claim_en`, `claim_zh`, ...), and
+        `quote`, the tutorial's words as printed (a table row's cells joined by " | ")."""
+        d = bilingual(dict(self.__dict__), "claim", "evidence")
+        q = self.quote or self.claim.text("zh")
+        d["quote"] = " | ".join(q) if isinstance(q, tuple) else q
+        return d
 
 
 def check(claim: Claim) -> FactResult:
@@ -88,4 +97,14 @@ def check(claim: Claim) -> FactResult:
         raise ValueError(f"{claim.id}: verdict {ev.verdict!r}")
     sentence = claim.evidence if isinstance(claim.evidence, str) else claim.evidence[ev.sentence]
     return FactResult(claim.id, said(claim.claim), claim.source, ev.verdict, said(sentence, **ev.fields), ev.live,
-                      dict(ev.fields), round(time.perf_counter() - t0, 3), claim.where)
+                      dict(ev.fields), round(time.perf_counter() - t0, 3), claim.where, claim.quote)
+
+
+def listed(items: list[str]) -> Said | str:
+    """Items as one phrase, joined the way each language joins a list ("cpu and meta", "cpu 和 meta")."""
+    if len(items) <= 1:
+        return items[0] if items else ""
+    out = said("fact.and", a=items[-2], b=items[-1])
+    for item in reversed(items[:-2]):
+        out = said("fact.list", a=item, b=out)
+    return out

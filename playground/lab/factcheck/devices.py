@@ -16,7 +16,7 @@ import torch
 from transformers.generation import utils as generation
 
 from playground.core.i18n import W
-from playground.lab.factcheck.claim import T1, T3, T5, Evidence, claim
+from playground.lab.factcheck.claim import T1, T3, T5, Evidence, claim, listed
 from playground.lab.harness import bundled
 from playground.lab.library_text import source_line
 from playground.lab.scenarios.checkpoints import save_tagged
@@ -29,8 +29,9 @@ def _locations(path: str) -> list[str]:
     return seen
 
 
-@claim("state-dict-keeps-no-device", f"{T3}, 检查点保存与加载的陷阱 (table)", where="scenario:cuda-checkpoint",
-       says=W("torch.save(state_dict) keeps no device information.", "torch.save(state_dict) | 不保留设备 | 需预先配置目标设备"),
+@claim("state-dict-keeps-no-device", f"{T3}，检查点保存与加载的陷阱", where="scenario:cuda-checkpoint",
+       quote=("torch.save(state_dict)", "不保留设备", "需预先配置目标设备"),
+       says=W("torch.save(state_dict) keeps no device information.", "torch.save(state_dict) 不保留设备信息。"),
        evidence=W(
            "Live: torch.save recorded a device for each of the {n} storages of the bundled model's state_dict "
            "({here}). Saved as a GPU machine saves it, every storage is recorded as {gpu}, and torch.load without "
@@ -52,8 +53,8 @@ def state_dict_keeps_device() -> Evidence:
         except RuntimeError as e:
             error = str(e).split(". ")[0]
     kept = bool(recorded) and all(recorded)
-    return Evidence("false" if kept else "true", dict(n=len(recorded), here=", ".join(sorted(set(recorded))),
-                                                      gpu=", ".join(sorted(set(recorded_gpu))), error=error))
+    return Evidence("false" if kept else "true", dict(n=len(recorded), here=listed(sorted(set(recorded))),
+                                                      gpu=listed(sorted(set(recorded_gpu))), error=error))
 
 
 def _recorded_devices(path: str) -> list[str]:
@@ -72,9 +73,10 @@ def _recorded_devices(path: str) -> list[str]:
     return found
 
 
-@claim("whole-model-keeps-device", f"{T3}, 检查点保存与加载的陷阱 (table)", where="scenario:cuda-checkpoint",
+@claim("whole-model-keeps-device", f"{T3}，检查点保存与加载的陷阱", where="scenario:cuda-checkpoint",
+       quote=("torch.save(model)", "保留设备", "可能强制加载到原设备"),
        says=W("torch.save(model) keeps the device and may force loading onto it.",
-              "torch.save(model) | 保留设备 | 可能强制加载到原设备"),
+              "torch.save(model) 会保留设备，加载时可能被强制放回原来的设备。"),
        evidence=W(
            "Live: a whole pickled model records its storages' devices too ({where}, read from the file without "
            "unpickling it), so loading it elsewhere needs map_location like a state_dict. Since PyTorch 2.6 "
@@ -96,10 +98,10 @@ def whole_model_keeps_device() -> Evidence:
         except Exception as e:  # PyTorch >= 2.6 refuses to unpickle a module with weights_only=True
             first = re.sub(r"\x1b\[[0-9;]*m", "", str(e).splitlines()[0])  # without the terminal's bold
             refused = f"{type(e).__name__}: {first[:120]}"
-    return Evidence("true" if recorded else "false", dict(where=", ".join(recorded), refused=refused))
+    return Evidence("true" if recorded else "false", dict(where=listed(recorded), refused=refused))
 
 
-@claim("to-verifies-parameters", f"{T1}, 后台发生了什么 / 步骤 4：设备验证", where="scenario:unregistered-tensor",
+@claim("to-verifies-parameters", f"{T1}，后台发生了什么 / 步骤 4：设备验证", where="scenario:unregistered-tensor",
        says=W("After migrating, PyTorch verifies that every parameter is on the target device.",
               "迁移完成后，PyTorch 会验证所有参数都在目标设备上"),
        evidence=W(
@@ -114,10 +116,10 @@ def to_verifies() -> Evidence:
     m.scale = torch.ones(2)  # a plain attribute: not a parameter, not a buffer
     m.to("meta")  # returns without any error
     places = sorted({str(m.weight.device), str(m.scale.device)})
-    return Evidence("false" if len(places) > 1 else "true", dict(places=" and ".join(places)))
+    return Evidence("false" if len(places) > 1 else "true", dict(places=listed(places)))
 
 
-@claim("gpu-model-cpu-inputs-raise", f"{T1}, 快速回答 / 场景 2：模型在 GPU，输入在 CPU", where="scenario:inputs-on-cpu",
+@claim("gpu-model-cpu-inputs-raise", f"{T1}，快速回答 / 场景 2：模型在 GPU，输入在 CPU", where="scenario:inputs-on-cpu",
        says=W("If the model is on the GPU and the inputs on the CPU, it raises too (generate(), with \"Input type "
               "(torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same\").",
               "如果模型在 GPU 而输入在 CPU：同样会报错"),
@@ -141,9 +143,10 @@ def cpu_inputs_raise() -> Evidence:
     return Evidence(verdict, dict(warns=warns, moves=moves, convs=convs))
 
 
-@claim("device-side-assert-is-device-index", f"{T3}, 常见错误模式速查表", where="panel:diagnose",
+@claim("device-side-assert-is-device-index", f"{T3}，常见错误模式速查表", where="panel:diagnose",
+       quote=("CUDA error: device-side assert triggered", "设备索引越界", "检查cuda:0等设备号"),
        says=W("\"CUDA error: device-side assert triggered\" means a device index out of range: check cuda:0 and "
-              "the like.", "CUDA error: device-side assert triggered | 设备索引越界 | 检查cuda:0等设备号"),
+              "the like.", "“CUDA error: device-side assert triggered” 表示设备索引越界：应检查 cuda:0 等设备号。"),
        evidence=W(
            "Live: a token id of {vocab} (the vocabulary has {vocab} entries, 0 to {last}) sent to the bundled "
            "model's embedding on the CPU raises \"{raised}\". On a GPU the same bound is checked inside the "
@@ -166,9 +169,10 @@ def device_side_assert() -> Evidence:
                     dict(vocab=vocab, last=vocab - 1, raised=raised))
 
 
-@claim("dataparallel-move-before-wrap", f"{T3}, 多GPU训练的特殊处理", where="scenario:dataparallel-not-moved",
+@claim("dataparallel-move-before-wrap", f"{T3}，多GPU训练的特殊处理", where="scenario:dataparallel-not-moved",
+       quote="model = nn.DataParallel(model) # 包装前先移动到device",
        says=W("Move the model to the device before wrapping it in DataParallel.",
-              "model = nn.DataParallel(model) # 包装前先移动到device"),
+              "用 DataParallel 包装模型之前，要先把它移到设备上。"),
        evidence=W(
            "Live: nn.DataParallel(model).to('meta') leaves the inner model's parameters on {a}; "
            "nn.DataParallel(model.to('meta')) on {b}. The order does not matter (DataParallel is a module, and "
@@ -185,8 +189,9 @@ def data_parallel_order() -> Evidence:
     return Evidence("partly" if same else "true", dict(a=str(wrap_then_move), b=str(move_then_wrap)))
 
 
-@claim("autocast-handles-devices", f"{T3}, 混合精度训练中的设备问题", where="scenario:autocast-outside",
-       says=W("Under autocast, device and precision are handled automatically.", "outputs = model(inputs) # 自动处理设备与精度"),
+@claim("autocast-handles-devices", f"{T3}，混合精度训练中的设备问题", where="scenario:autocast-outside",
+       quote="outputs = model(inputs) # 自动处理设备与精度",
+       says=W("Under autocast, device and precision are handled automatically.", "在 autocast 下，设备和精度都会被自动处理。"),
        evidence=W(
            "Live, inside torch.autocast('cpu', dtype=torch.bfloat16): a float32 Linear layer's output came out "
            "in {dtype} (autocast chose the dtype), and the same layer given an input on another device (meta) "
@@ -207,7 +212,7 @@ def autocast_devices() -> Evidence:
                     dict(dtype=str(dtype).removeprefix("torch."), raised=raised))
 
 
-@claim("cpu-to-is-noop", f"{T1}, 设备选择逻辑", where="panel:report",
+@claim("cpu-to-is-noop", f"{T1}，设备选择逻辑", where="panel:report",
        says=W("Without a GPU (DEVICE = \"cpu\") the model simply stays on the CPU.",
               "如果没有 GPU：DEVICE = \"cpu\"，模型保持在 CPU"),
        evidence=W(
@@ -223,7 +228,7 @@ def cpu_move_is_noop() -> Evidence:
     return Evidence("true" if same and unchanged else "false", dict(same=same, unchanged=unchanged))
 
 
-@claim("new-tensors-default-to-cpu", f"{T5}, 4️⃣ 自定义张量时", where="scenario:tensor-in-forward",
+@claim("new-tensors-default-to-cpu", f"{T5}，4️⃣ 自定义张量时", where="scenario:tensor-in-forward",
        says=W("A tensor created by hand is on the CPU by default.", "手动创建的 tensor 默认在 CPU，和 GPU 模型计算时报错"),
        evidence=W(
            "Live: torch.tensor([1, 2, 3]) was created on {made}, this process's default device ({default}), "

@@ -38,8 +38,9 @@ def distilgpt2_shape(meta: bool = False):
     return model
 
 
-@claim("cpu-tokens-per-second", f"{T1}, 场景 3：都在 CPU，但应该用 GPU / 性能对比", where="panel:stats",
-       says=W("On a CPU, inference runs at 1-5 tokens/s (distilgpt2).", "| CPU | 1-5 | 10-100x 慢 |（推理速度 tokens/s）"),
+@claim("cpu-tokens-per-second", f"{T1}，场景 3：都在 CPU，但应该用 GPU / 性能对比", where="panel:stats",
+       quote=("CPU", "1-5", "10-100x 慢"),
+       says=W("On a CPU, inference runs at 1-5 tokens/s (distilgpt2).", "在 CPU 上推理只有 1-5 tokens/s（distilgpt2）。"),
        evidence=W(
            "Live: a model of distilgpt2's shape ({params:,} parameters, float32, random weights: the time per token "
            "does not depend on them) generated {new} tokens greedily in {seconds} s (the faster of {runs} runs) on "
@@ -77,7 +78,7 @@ def cpu_tokens_per_second() -> Evidence:
                                          else "claim.cpu-tokens-per-second.as_said")))
 
 
-@claim("float16-halves-weights", f"{T1}, 步骤 3：显存占用计算", where="panel:estimate-out",
+@claim("float16-halves-weights", f"{T1}，步骤 3：显存占用计算", where="panel:estimate-out",
        says=W("float16: 2 bytes per parameter, 82M × 2 = 164 MB.", "每个参数 2 字节；总大小：82M × 2 = 164 MB"),
        evidence=W(
            "Live, from the model built on the meta device (shapes only): distilgpt2's shape has {params:,} "
@@ -93,8 +94,9 @@ def float16_half_size() -> Evidence:
                     dict(params=params, f32_mb=round(f32 / 1e6, 1), f16_mb=round(f16 / 1e6, 1)))
 
 
-@claim("backends-cuda-synchronize", f"{T3}, 高级调试技巧 / DeviceDebugger", where="panel:report",
-       says=W("torch.backends.cuda.synchronize() waits for the GPU.", "torch.backends.cuda.synchronize()"),
+@claim("backends-cuda-synchronize", f"{T3}，高级调试技巧 / DeviceDebugger", where="panel:report",
+       quote="torch.backends.cuda.synchronize()",
+       says=W("torch.backends.cuda.synchronize() waits for the GPU.", "torch.backends.cuda.synchronize() 会等待 GPU 完成。"),
        evidence=W(
            "Live: calling torch.backends.cuda.synchronize() raises \"{raised}\". The function is "
            "torch.cuda.synchronize() (present: {real}); torch.backends.cuda holds settings (matmul precision, "
@@ -112,7 +114,7 @@ def backends_synchronize() -> Evidence:
     return Evidence("false" if raised.startswith("AttributeError") else "true", dict(raised=raised, real=real))
 
 
-@claim("gpu-10-100x-faster", f"{T1}, 总结 / 关键要点", where="panel:cmp-table",
+@claim("gpu-10-100x-faster", f"{T1}，总结 / 关键要点", where="panel:cmp-table",
        says=W("GPU inference is 10-100x faster than CPU.", "GPU 推理比 CPU 快 10-100 倍"),
        evidence=W(
            "Not measurable here: this machine has no GPU. On a GPU host the Compare tab runs the same model on "
@@ -126,7 +128,7 @@ def gpu_speedup() -> Evidence:
     return Evidence("not measurable here", live=False)
 
 
-@claim("pcie-copy-20ms", f"{T1}, 步骤 3 / 耗时估算", where="panel:report",
+@claim("pcie-copy-20ms", f"{T1}，步骤 3 / 耗时估算", where="panel:report",
        says=W("Copying 330 MB over PCIe 3.0 takes about 20 ms; 0.5-2 s in total.",
               "数据传输：330 MB / 16 GB/s ≈ 20ms（PCIe 3.0）；实际总耗时：0.5-2 秒"),
        evidence=W(

@@ -19,7 +19,7 @@ from playground.lab.library_text import source_line
 from playground.lab.scenarios.silent import saved_for_backward
 
 
-@claim("eval-saves-memory", f"{T2}, 3. eval() 的关键特性", where="scenario:eval-inference-forgotten",
+@claim("eval-saves-memory", f"{T2}，3. eval() 的关键特性", where="scenario:eval-inference-forgotten",
        says=W("eval() saves memory: no gradient information needs to be stored.", "节省内存：不需要存储梯度信息"),
        evidence=W(
            "Live: in eval mode, one forward pass of {tokens} tokens through the bundled model kept {tensors} "
@@ -42,7 +42,7 @@ def eval_saves_memory() -> Evidence:
                          weights_mib=round(weights_bytes(model) / 2**20, 1)))
 
 
-@claim("eval-required-before-inference", f"{T2}, 3. eval() / 注意", where="scenario:eval-inference-forgotten",
+@claim("eval-required-before-inference", f"{T2}，3. eval() / 注意", where="scenario:eval-inference-forgotten",
        says=W("model.eval() must be called before inference.", "推理前必须调用 model.eval()"),
        evidence=W(
            "Live: a model from from_pretrained() is already in eval mode (training = {loaded}); one built with "
@@ -58,8 +58,10 @@ def eval_required() -> Evidence:
                     dict(loaded=loaded.training, built=built.training))
 
 
-@claim("loss-needs-no-to", f"{T3}, 损失函数与优化器的设备陷阱 (table); {T5}, 一张表总结", where="scenario:loss-weight-not-moved",
-       says=W("A loss function needs no .to(device): it adapts to its inputs' device.", "损失函数 | 自动适配输入设备 | 手动移动损失函数对象"),
+@claim("loss-needs-no-to", f"{T3}，损失函数与优化器的设备陷阱；{T5}，一张表总结", where="scenario:loss-weight-not-moved",
+       quote=("损失函数", "自动适配输入设备", "手动移动损失函数对象"),
+       says=W("A loss function needs no .to(device): it adapts to its inputs' device.",
+              "损失函数不需要 .to(device)：它会自动适配输入所在的设备。"),
        evidence=W(
            "Live: CrossEntropyLoss() holds no tensor (buffers: {plain}), so it needs no .to(); "
            "CrossEntropyLoss(weight=w) keeps w as a buffer ({held}), which stays where it was made until the loss "
@@ -85,8 +87,9 @@ def _kept(move) -> bool:
     return all(p is q for p, q in zip(optimizer.param_groups[0]["params"], model.parameters()))
 
 
-@claim("optimizer-after-to", f"{T4}, 2. torch.optim.Adam / ✅ 正确的做法", where="scenario:optimizer-before-to",
-       says=W("Move the model first, then create the optimizer.", "model = model.to(device) # 先移动模型"),
+@claim("optimizer-after-to", f"{T4}，2. torch.optim.Adam / ✅ 正确的做法", where="scenario:optimizer-before-to",
+       quote="model = model.to(device) # 先移动模型",
+       says=W("Move the model first, then create the optimizer.", "先移动模型，再创建优化器。"),
        evidence=W(
            "Live: Module.to() swaps each parameter's data in place, keeping the same nn.Parameter objects, when "
            "the old and new tensors are of compatible kinds ({rule}); dense CPU and CUDA tensors are, so an "
@@ -108,7 +111,7 @@ def optimizer_after_to() -> Evidence:
                     dict(rule=rule, dtype_move=dtype_move, meta_move=meta_move))
 
 
-@claim("pin-memory-speeds-copies", f"{T3}, 数据加载的隐蔽陷阱 / 性能优化技巧", where="scenario:pin-memory-no-gpu",
+@claim("pin-memory-speeds-copies", f"{T3}，数据加载的隐蔽陷阱 / 性能优化技巧", where="scenario:pin-memory-no-gpu",
        says=W("pin_memory=True speeds up the transfer from CPU to GPU.", "pin_memory=True加速CPU到GPU的数据传输"),
        evidence={
            "measured": W(

@@ -74,12 +74,12 @@ print("y:", tuple(y.shape), y.dtype, "on", y.device)
 """),
     words={
         "simulation": W(
-            "Simulated: this machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
+            "This machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
             "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
             "here the weight stays float32 and the input is bfloat16: the same check fires with its own message. "
             "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
             "instead of two CPU dtypes. The fixed run below happens on the CPU.",
-            "模拟：这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
+            "这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
             "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里权重保持 float32、"
             "输入是 bfloat16：同一个检查用它自己的消息报错。在 GPU 上，"
             "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
@@ -169,17 +169,17 @@ print(repr(tokenizer.decode(output[0])), "| output on", output.device)
 """),
     words={
         "simulation": W(
-            "Simulated with the meta device: this machine has no GPU, and generate() cannot run on fake tensors "
+            "With the meta device: this machine has no GPU, and generate() cannot run on fake tensors "
             "(it reads token values to decide when to stop). Transformers' own generate() ran with input_ids on "
             "meta, a real second device type that holds shapes but no data, so its device-type check fired and "
-            "printed the warning above, live (it names meta where a GPU host names cuda: see beside). The run was "
+            "printed the warning above, live (it names meta where a GPU host names cuda: see below). The run was "
             "stopped at that check, because meta tensors hold no tokens to generate from; the special token ids "
             "were unset on a shallow copy of the model so that it reached the check first. Run as a file on a GPU "
             "host, the broken script prints the warning, then generation succeeds.",
-            "用 meta 设备模拟：这台机器没有 GPU，而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
+            "用 meta 设备：这台机器没有 GPU，而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
             "Transformers 自己的 generate() 以放在 meta 上的 input_ids 运行；meta 是真实的第二种设备类型，"
             "只有形状没有数据，所以它的设备类型检查触发，实时打印了上面的警告"
-            "（这里写的是 meta，有 GPU 的机器上写的是 cuda：见旁边）。运行在这个检查处被停下，"
+            "（这里写的是 meta，有 GPU 的机器上写的是 cuda：见下面）。运行在这个检查处被停下，"
             "因为 meta 张量里没有可供生成的 token；我们在模型的浅拷贝上取消了特殊 token 的 id，"
             "让它先到达这个检查。在有 GPU 的机器上把出错的脚本作为文件运行，会先打印警告，然后生成成功。",
         ),

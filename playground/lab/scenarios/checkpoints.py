@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from playground.core.i18n import W
+from playground.core.i18n import W, said
 from playground.lab.capture import attempt
-from playground.lab.harness import Lab, load_checkpoint, row, run_fix, scenario
+from playground.lab.harness import Lab, load_checkpoint, run_fix, scenario
 from playground.lab.outcome import Outcome
-from playground.lab.result import BreakResult
+from playground.lab.result import BreakResult, TensorRow
 from playground.lab.scripts import Script
 
 # What a script does on its own, where the lab writes the file with `save_tagged`: a checkpoint recorded
@@ -51,6 +51,20 @@ def _tagger(storage) -> str | None:
 def _register_tagger() -> None:
     # lower number = asked first; returns None (defer to PyTorch's own taggers) outside _save_tagged
     torch.serialization.register_package(3, _tagger, lambda storage, location: None)
+
+
+def as_saved(path: str, name: str, pick) -> TensorRow:
+    """A tensor of a checkpoint (`pick(loaded)`) as its file records it: on the device torch.save wrote down
+    for its storage, which torch.load hands to `map_location` with each storage, not the CPU it is read into."""
+    where: dict[int, str] = {}
+
+    def keep(storage, location: str):
+        where[storage.data_ptr()] = location
+        return storage
+
+    x = pick(torch.load(path, map_location=keep, weights_only=True))
+    return TensorRow(name, where[x.untyped_storage().data_ptr()], str(x.dtype).removeprefix("torch."),
+                     list(x.shape), False, said("ui.row.in_file"))
 
 
 def save_tagged(obj, path: str, location: str) -> None:
@@ -112,7 +126,7 @@ def cuda_checkpoint(lab: Lab, r: BreakResult) -> None:
         r.measured = {"checkpoint_bytes": Path(path).stat().st_size, "storage_locations_in_file": sorted(set(tags)),
                       "storages": len(tags)}
         name = next(iter(state))
-        r.tensors = [row(f"{name} (saved)", state[name])]
+        r.tensors = [as_saved(path, name, lambda sd: sd[name])]
         attempt(r, lambda: load_checkpoint(path))
         run_fix(lab, cuda_checkpoint, r, ckpt=path)
 

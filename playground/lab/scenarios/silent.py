@@ -266,7 +266,7 @@ def eval_inference_forgotten(lab: Lab, r: BreakResult, tokens: int = 32) -> None
         "fixed_saved_bytes": fixed_bytes, "load_average": round(os.getloadavg()[0], 2),
     }
     r.findings = [cost.verdict()]
-    r.tensors = [row("input_ids", ids), row("logits (train mode)", a)]
+    r.tensors = [row("input_ids", ids), row("logits", a, "ui.row.train_mode")]
     run_fix(lab, eval_inference_forgotten, r)
 
 

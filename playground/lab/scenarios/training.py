@@ -299,7 +299,7 @@ def to_not_reassigned(lab: Lab, r: BreakResult) -> None:
     input_ids, _labels = batch(lab)
     model = lab.run.place(bundled()[0])  # the model did move (Module.to works in place)
     mark(lab, r, "sim.fake_cuda", "")
-    r.tensors = [row("input_ids (not reassigned)", input_ids),
+    r.tensors = [row("input_ids", input_ids, "ui.row.not_reassigned"),
                  row("transformer.wte.weight", model.get_input_embeddings().weight)]
     with lab.run.running():
         attempt(r, lambda: greedy(model, input_ids, steps=1))
@@ -415,12 +415,12 @@ LABELS_CUDA = {"cuda_call_here": W("what tensor.cuda() does on this machine (liv
     script=Script("train", broken=changed(MOVE, "input_ids, labels = input_ids.cuda(), labels.cuda()"), fix=STEP),
     words={
         "simulation": W(
-            "Simulated with two fake GPUs: this machine has fewer than two CUDA devices. The batch was made for real "
+            "With two fake GPUs: this machine has fewer than two CUDA devices. The batch was made for real "
             "on the CPU; the forward pass ran on PyTorch's fake tensors, with the model on a fake cuda:1 (`device`) "
             "and the input ids where `.cuda()` puts them, on the current GPU, a fake cuda:0. PyTorch's own device "
             "check raised the message above; a real pair of GPUs words it as shown below. What `.cuda()` does on "
             "this machine is measured below. The fixed step ran for real, on this machine's `device`.",
-            "用两块伪 GPU 模拟：这台机器的 CUDA 设备少于两块。批次在 CPU 上真实生成；"
+            "用两块伪 GPU：这台机器的 CUDA 设备少于两块。批次在 CPU 上真实生成；"
             "前向传播在 PyTorch 的伪张量上运行，模型在伪造的 cuda:1（`device`）上，"
             "输入 id 在 `.cuda()` 放置它们的地方，即当前 GPU，伪造的 cuda:0。"
             "上面的消息是 PyTorch 自己的设备检查抛出的；真实的两块 GPU 的措辞见下面。"

@@ -69,7 +69,7 @@ STEP_NO_LOSS = changed(LOGITS + LOSS + "\n", "", STEP)
 def autocast_outside(lab: Lab, r: BreakResult) -> None:
     ns = attempt_script(lab, autocast_outside, r)
     if "logits" in ns and "head" in ns:
-        r.tensors = [row("logits (from inside autocast)", ns["logits"]), row("head.weight", ns["head"].weight)]
+        r.tensors = [row("logits", ns["logits"], "ui.row.from_autocast"), row("head.weight", ns["head"].weight)]
     run_fix(lab, autocast_outside, r)
 
 
@@ -168,10 +168,10 @@ def accuracy(predictions, targets):
         fix=changed('print(f"one training step on {device}: loss {loss.item():.3f}")', METRIC.format(read=ITEM))),
     words={
         "simulation": W(
-            "Simulated with the meta device: this machine has no GPU, and meta is a real second device. The "
+            "With the meta device: this machine has no GPU, and meta is a real second device. The "
             "predictions were computed for real on the CPU, then placed on meta, where .numpy() meets the same "
             "check a GPU tensor meets.",
-            "用 meta 设备模拟：这台机器没有 GPU，而 meta 是一个真实存在的第二种设备。"
+            "用 meta 设备：这台机器没有 GPU，而 meta 是一个真实存在的第二种设备。"
             "预测值先在 CPU 上真实计算，再放到 meta 上，.numpy() 在那里遇到与 GPU 张量相同的检查。",
         ),
     },

@@ -18,7 +18,7 @@ from playground.lab.capture import attempt
 from playground.lab.harness import Lab, attempt_script, mark, row, run_fix, scenario
 from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult
-from playground.lab.scenarios.checkpoints import DESERIALIZE_ON_CUDA, save_tagged
+from playground.lab.scenarios.checkpoints import DESERIALIZE_ON_CUDA, as_saved, save_tagged
 from playground.lab.scenarios.training import STEP, batch, changed
 from playground.lab.scripts import Script
 
@@ -71,6 +71,7 @@ def _one_step(model, optimizer, input_ids, labels) -> None:
     expect=Outcome(None),
     group="training",
     silent=True,
+    harmless=True,
     bundled_only=True,
     labels=LABELS_OPT,
     script=Script("train", broken=EARLY + """
@@ -98,7 +99,7 @@ def optimizer_before_to(lab: Lab, r: BreakResult) -> None:
         "state_made_before_the_move": str(state["exp_avg"].dtype).removeprefix("torch."),
     }
     r.tensors = [row("optimizer.param_groups[0]['params'][0]", optimizer.param_groups[0]["params"][0]),
-                 row("exp_avg (state from a step before the move)", state["exp_avg"])]
+                 row("exp_avg", state["exp_avg"], "ui.row.before_move")]
     attempt_script(lab, optimizer_before_to, r)
     run_fix(lab, optimizer_before_to, r)
 
@@ -165,7 +166,7 @@ def optimizer_state_from_gpu(lab: Lab, r: BreakResult) -> None:
     with tempfile.TemporaryDirectory(prefix="breakit-resume-") as folder:
         ckpt = str(Path(folder) / "checkpoint.pt")
         save_tagged({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, ckpt, gpu)
-        r.tensors = [row("exp_avg (saved)", next(iter(optimizer.state.values()))["exp_avg"])]
+        r.tensors = [as_saved(ckpt, "exp_avg", lambda c: c["optimizer"]["state"][0]["exp_avg"])]
         attempt_script(lab, optimizer_state_from_gpu, r, ckpt=ckpt, gpu=gpu)
         run_fix(lab, optimizer_state_from_gpu, r, ckpt=ckpt, gpu=gpu)
 
@@ -229,11 +230,11 @@ LABELS_DP = {
                   fix=changed("model = model.to(device)\n", "model = nn.DataParallel(model).to(device)\n", STEP)),
     words={
         "simulation": W(
-            "Simulated: this machine has no GPU, so nn.DataParallel's constructor makes a pass-through wrapper "
+            "This machine has no GPU, so nn.DataParallel's constructor makes a pass-through wrapper "
             "(device_ids=[]). The lab set its attributes as the constructor sets them on a host with one GPU "
             "(device_ids=[0], source device cuda:0); the forward that raised above is DataParallel's own, "
             "unchanged. The fixed step below ran for real on the CPU.",
-            "模拟：这台机器没有 GPU，所以 nn.DataParallel 的构造函数只生成一个直通包装（device_ids=[]）。"
+            "这台机器没有 GPU，所以 nn.DataParallel 的构造函数只生成一个直通包装（device_ids=[]）。"
             "实验室按有一块 GPU 的机器上构造函数的做法设置了它的属性（device_ids=[0]，源设备 cuda:0）；"
             "上面抛出错误的 forward 是 DataParallel 自己的，未作改动。下面修复后的训练步骤在 CPU 上真实运行。",
         ),
@@ -306,8 +307,8 @@ def dataparallel_prefix(lab: Lab, r: BreakResult) -> None:
         ns = attempt_script(lab, dataparallel_prefix, r, ckpt=ckpt)
         if "state_dict" in ns:
             first = next(iter(ns["state_dict"]))
-            r.tensors = [row(f"{first} (in the file)", ns["state_dict"][first]),
-                         *[row(f"{name} (in the model)", t) for name, t in list(ns["model"].state_dict().items())[:1]]]
+            r.tensors = [row(first, ns["state_dict"][first], "ui.row.in_file"),
+                         *[row(name, t, "ui.row.in_model") for name, t in list(ns["model"].state_dict().items())[:1]]]
         run_fix(lab, dataparallel_prefix, r, ckpt=ckpt)
 
 

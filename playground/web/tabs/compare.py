@@ -43,7 +43,8 @@ def build(page: Page) -> None:
                   "label", "page.compare.files")
         result = gr.State(None)  # (rows, what they ran beside, visitors waiting); inside the tab (a child of gr.Tabs)
     run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
-              api_visibility="private", **LANE)
+              api_visibility="private", **LANE
+              ).success(hc.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see hc.ui_compare
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
     page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
                      [*charts, table, beside, model], [result])

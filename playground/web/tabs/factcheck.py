@@ -12,7 +12,7 @@ from playground.web.page import LANE, Page
 
 
 def _choices(lang: str) -> list[tuple[str, str]]:
-    return [(f"{c.id}: {t(c.claim, lang)}"[:140], c.id) for c in factcheck.CLAIMS.values()]
+    return [(t("fact.pick", lang, id=c.id, claim=t(c.claim, lang))[:140], c.id) for c in factcheck.CLAIMS.values()]
 
 
 def build(page: Page) -> None:

@@ -19,8 +19,11 @@ def build(page: Page, mistake: gr.Dropdown) -> None:
     with w(gr.Accordion(t("ui.scripts", en), open=False, elem_id="scripts"), "label", "ui.scripts"):
         w(gr.Markdown(t("ui.scripts.note", en)), "value", "ui.scripts.note")
         with gr.Row():
-            broken = w(gr.Code(broken0, language="python", label=t("ui.broken_script", en), interactive=False,
-                               buttons=["copy"], elem_id="broken-code"), "label", "ui.broken_script")
-            fixed = w(gr.Code(fix0, language="python", label=t("ui.fix_script", en), interactive=False,
-                              buttons=["copy"], elem_id="fix-code"), "label", "ui.fix_script")
+            # their labels follow the language and the mistake (a harmless order is not called a mistake)
+            broken = gr.Code(broken0, language="python", label=t("ui.broken_script", en), interactive=False,
+                             buttons=["copy"], elem_id="broken-code")
+            fixed = gr.Code(fix0, language="python", label=t("ui.fix_script", en), interactive=False,
+                            buttons=["copy"], elem_id="fix-code")
     mistake.change(h.ui_scripts, mistake, [broken, fixed], **PRIVATE)
+    mistake.change(h.ui_script_labels, [mistake, page.lang], [broken, fixed], **PRIVATE)
+    page.on_language(lambda lang, m: list(h.ui_script_labels(m, lang)), [broken, fixed], [mistake])

@@ -1,7 +1,7 @@
 """The Playground tab: pick, estimate and load a model; generate, or break it; the code to copy.
 
-Every result is kept as data in a `gr.State` (the load report, the estimate, the timeline, the final
-stats, the lab result) and rendered by a view in the page's language, so that switching the language
+Every result is kept as data in a `gr.State` (the load report, the estimate and its fit, the timeline, the
+final stats, the lab result, the memory ledger) and rendered by a view in the page's language, so that switching the language
 says it again instead of wiping it.
 """
 
@@ -16,7 +16,7 @@ from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.lab import scenarios
 from playground.load import catalog
-from playground.web import handlers as h, views
+from playground.web import handlers as h, handlers_memory as hm, views
 from playground.web.tabs import lab_scripts
 from playground.web.page import LANE, PRIVATE, Page
 
@@ -45,6 +45,11 @@ def build(page: Page) -> None:
                     load_btn = w(gr.Button(t("page.load", en), variant="primary", elem_id="load"),
                                  "value", "page.load")
                     est_btn = w(gr.Button(t("page.estimate", en), elem_id="estimate"), "value", "page.estimate")
+                with gr.Row():  # "will it fit?": the estimate at this context and batch, on each device
+                    fit_ctx = w(gr.Number(256, precision=0, minimum=1, label=t("fit.context", en),
+                                          elem_id="fit-context", min_width=120), "label", "fit.context")
+                    fit_batch = w(gr.Number(1, precision=0, minimum=1, label=t("fit.batch", en),
+                                            elem_id="fit-batch", min_width=100), "label", "fit.batch")
                 est_md = gr.Markdown(elem_id="estimate-out")
                 with w(gr.Accordion(t("page.devices", en), open=False), "label", "page.devices"):
                     devices_md = gr.HTML(views.devices_html(devs), elem_id="devices")
@@ -58,6 +63,14 @@ def build(page: Page) -> None:
                                              label=t("timeline.y", en), **views.timeline_words(en)),
                                  "label", "timeline.y")
                     peaks_md = gr.Markdown(elem_id="peaks")
+                with w(gr.Accordion(t("ledger.title", en), open=True), "label", "ledger.title"):
+                    # stacked bars (Gradio stacks a bar plot's colours): the process part by part, and each device
+                    with gr.Row():
+                        ledger_proc = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-process",
+                                                 **views.ledger_words(en, "process"))
+                        ledger_dev = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-device",
+                                                **views.ledger_words(en, "device"))
+                    ledger_md = gr.Markdown(elem_id="ledger")
         w(gr.Markdown(t("page.generate.title", en)), "value", "page.generate.title")
         prompt = w(gr.Textbox(DEFAULT_PROMPT, label=t("page.prompt", en), lines=2, elem_id="prompt"),
                    "label", "page.prompt")
@@ -83,8 +96,8 @@ def build(page: Page) -> None:
             mistake = w(gr.Dropdown(_mistakes(en), value=scenarios.listing()[0]["id"], label=t("page.mistake", en),
                                     elem_id="mistake"), "label", "page.mistake")
         with gr.Row():
-            gen_btn = w(gr.Button(t("page.generate", en), variant="primary", elem_id="generate"),
-                        "value", "page.generate")
+            # its words follow the language and the Break it box (a hook below): it runs a mistake when ticked
+            gen_btn = gr.Button(t("page.generate", en), variant="primary", elem_id="generate")
             stop_btn = w(gr.Button(t("page.stop", en), variant="stop", elem_id="stop"), "value", "page.stop")
         lab_md = gr.Markdown(elem_id="lab")
         lab_scripts.build(page, mistake)
@@ -94,17 +107,21 @@ def build(page: Page) -> None:
                                  interactive=False, buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
         # results as data, said again in the page's language when it changes (inside the tab: a child of
         # gr.Tabs that is not a tab shifts the tabs' labels)
-        report_s, est_s, timeline_s, stats_s, lab_s, room_s = (gr.State(None) for _ in range(6))
+        report_s, est_s, timeline_s, stats_s, lab_s, room_s, ledger_s = (gr.State(None) for _ in range(7))
+    page.shared.update(mistake=mistake, break_on=break_on)  # the Diagnose tab opens a mistake here
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
     load_btn.click(h.ui_load, [model, device, dtype, page.lang],
-                   [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s],
+                   [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s,
+                    ledger_proc, ledger_dev, ledger_md, ledger_s],
                    api_visibility="undocumented", **LANE
-                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE)
+                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
+                          ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
-    est_btn.click(h.ui_estimate, [model, device, dtype, page.lang], [est_md, est_s], api_visibility="private", **LANE)
+    est_btn.click(hm.ui_estimate, [model, device, dtype, fit_ctx, fit_batch, page.lang], [est_md, est_s],
+                  api_visibility="private", **LANE)
     # max_new_tokens' top follows what the prompt leaves of the context, as the visitor types
     for comp in (prompt, chat):
         comp.change(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s],
@@ -115,11 +132,16 @@ def build(page: Page) -> None:
         comp.input(h.ui_decoding_of, [temperature, top_p, seed], decoding, **PRIVATE)
     gen_btn.click(h.ui_generate,
                   [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
-                  [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s],
-                  api_visibility="undocumented", **LANE)
+                  [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s,
+                   ledger_proc, ledger_dev, ledger_md, ledger_s],
+                  api_visibility="undocumented", **LANE
+                  ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
+    break_on.change(h.ui_run_button, [break_on, page.lang], gen_btn, **PRIVATE)
+    page.on_language(lambda lang, on: [h.ui_run_button(on, lang)], [gen_btn], [break_on])
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
     page.on_language(h.relang_play,
                      [report_md, est_md, timeline, peaks_md, stats_md, lab_md, max_new, model, engine, decoding,
-                      devices_md],
-                     [report_s, est_s, timeline_s, stats_s, lab_s, room_s, max_new])
+                      devices_md, ledger_proc, ledger_dev, ledger_md],
+                     [report_s, est_s, timeline_s, stats_s, lab_s, room_s, max_new, ledger_s])
+    page.after_language(lambda lang, book: h.ui_ledger_plots(book, lang), [ledger_proc, ledger_dev], [ledger_s])

@@ -1,0 +1,162 @@
+"""The memory ledger: every part read by its own counter, the parts summing to the process's RSS within 5%,
+the weights beside their estimate within 1% and the KV cache beside its per-token estimate within 2%, and a
+counter that cannot be read saying so instead of showing zero."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from playground.core.inputs import GenerationParams
+from playground.core.paths import BUNDLED_NAME
+from playground.hw import ledger
+from playground.hw.ledger import COUNTERS, PARTS, GpuCounters
+from playground.load import loader
+from playground.run.pool import ModelPool
+
+
+def by_part(parts: list[dict], device: str = "cpu") -> dict[str, dict]:
+    return {p["part"]: p for p in parts if p["device"] == device}
+
+
+def check_sums(parts: list[dict], device: str = "cpu") -> float:
+    """The share of the process's total (the process parts and `unaccounted`, which is its RSS) that no part
+    explains; asserted under 5%."""
+    held = [p for p in parts if p["device"] == device and p["scope"] == "process"]
+    total = sum(p["bytes"] for p in held)
+    unaccounted = next(p["bytes"] for p in held if p["part"] == "unaccounted")
+    share = abs(unaccounted) / total
+    assert share < 0.05, (unaccounted, total, [(p["part"], p["bytes"]) for p in held])
+    return share
+
+
+def check_counters(parts: list[dict]) -> None:
+    for p in parts:
+        assert p["part"] in PARTS and p["counter"] in COUNTERS and p["scope"] in ledger.SCOPES, p
+        assert p["bytes"] is not None or p["note_en"], p  # unknown is said, never a silent zero
+
+
+# (model, dtype): the bundled model mapped from its file and cast (copied), and GPT-2 small's shapes
+LOADS = [(BUNDLED_NAME, "float32"), (BUNDLED_NAME, "bfloat16"),
+         pytest.param("synthetic/gpt2-small", "float32", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("model,dtype", LOADS)
+def test_a_load_and_a_generation_are_accounted_for(model, dtype, figures):
+    pool = ModelPool()
+    try:
+        r = pool.load(*loader.parse(model, "cpu", dtype))
+        load = r.to_dict()["ledger"]
+        check_counters(load)
+        parts = by_part(load)
+        # the runtime is its own reading (anonymous memory with no weights held, read before from_pretrained),
+        # the libraries' mapped files another: neither is RSS less the other parts
+        load_phase = next(p for p in r.phases if p.name == "load")
+        assert parts["runtime"]["counter"] == "rss_anon_idle" and parts["libraries"]["counter"] == "smaps_files"
+        assert 0 < parts["runtime"]["bytes"] < load_phase.rss_before and parts["libraries"]["bytes"] > 0
+        w = parts["weights"]
+        assert w["scope"] == "total" and abs(w["error_pct"]) < 1 and w["estimate_bytes"] == r.weights_bytes
+        assert parts["weights_copied"]["bytes"] == (0 if dtype == "float32" else r.weights_bytes)
+        if dtype == "float32":  # mapped from the file: resident only once read
+            assert 0 <= parts["weights_mapped"]["bytes"] <= r.weights_bytes + 2**20
+        load_share = check_sums(load)
+
+        text, stats = "", None
+        for text, stats in pool.generate("ROMEO:", GenerationParams(64, 0.0)):
+            pass
+        gen = stats.ledger
+        check_counters(gen)
+        parts = by_part(gen)
+        kv = parts["kv_cache"]
+        assert kv["counter"] == "cache_object" and abs(kv["error_pct"]) < 2
+        tokens = stats.prompt_tokens + stats.new_tokens - 1
+        assert kv["estimate_bytes"] == tokens * _per_token(pool)
+        assert abs(parts["weights"]["error_pct"]) < 1
+        if dtype == "float32":  # a forward pass read the weights' pages in: now resident
+            assert parts["weights_mapped"]["bytes"] > 0.95 * r.weights_bytes
+        assert parts["activations"]["scope"] == "peak" and parts["activations"]["counter"] == "vmhwm"
+        gen_share = check_sums(gen)
+        figures.update(model=model, dtype=dtype, load_unaccounted_share=load_share, gen_unaccounted_share=gen_share,
+                       weights_error_pct=w["error_pct"], kv_error_pct=kv["error_pct"])
+    finally:
+        pool.unload()
+
+
+def _per_token(pool: ModelPool) -> int:
+    with pool.held() as lm:
+        s = lm.model.config
+        return 2 * s.n_layer * s.n_head * (s.n_embd // s.n_head) * next(lm.model.parameters()).element_size()
+
+
+def test_the_engine_without_a_cache_says_so(bundled):
+    pool = ModelPool()
+    pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"))
+    for _, stats in pool.generate("ROMEO:", GenerationParams(4, 0.0), engine="manual-nocache"):
+        pass
+    kv = by_part(stats.ledger)["kv_cache"]
+    assert kv["bytes"] == 0 and "recomputes" in kv["note_en"] and kv["note_zh"]
+    for _, stats in pool.generate("ROMEO:", GenerationParams(4, 0.0), engine="manual"):
+        pass
+    assert abs(by_part(stats.ledger)["kv_cache"]["error_pct"]) < 2
+    pool.unload()
+
+
+# -- a GPU's parts, from recorded counters (this machine has none): what differs on a GPU is data --------
+GIB, MIB = 2**30, 2**20
+
+
+def test_inside_a_container_nvml_cannot_tell_this_process_and_the_parts_say_so():
+    """NVML lists host PIDs inside a container: this process's figure cannot be read, so what no part explains
+    and the other processes are unknown, with the reason, and never a zero."""
+    c = GpuCounters(index=0, free=10 * GIB, total=16 * GIB, allocated=5 * GIB, reserved=5 * GIB + 300 * MIB,
+                    nvml_used=6 * GIB, process_used=None, pids=[31337, 4242], context=None)
+    held = [ledger.part("weights", "cuda:0", 5 * GIB, "storages")]
+    parts = {p.part: p for p in ledger.gpu_parts(c, held)}
+    assert parts["allocator_cache"].bytes == 300 * MIB
+    for name in ("unaccounted", "other_processes"):
+        assert parts[name].bytes is None and str(os.getpid()) in parts[name].note.text("en")
+        assert "PID" in parts[name].note.text("zh")
+    assert parts["cuda_context"].bytes is None and parts["cuda_context"].note is not None
+    assert parts["free"].bytes == 10 * GIB and parts["free"].counter == "mem_get_info"
+
+
+def test_where_nvml_lists_this_process_every_gpu_byte_has_a_part():
+    c = GpuCounters(index=1, free=6 * GIB, total=16 * GIB, allocated=5 * GIB, reserved=6 * GIB,
+                    nvml_used=10 * GIB, process_used=6 * GIB + 500 * MIB, pids=[os.getpid(), 7],
+                    context=400 * MIB)
+    held = [ledger.part("weights", "cuda:1", 4 * GIB, "storages"), ledger.part("kv_cache", "cuda:1", GIB, "cache_object")]
+    parts = ledger.gpu_parts(c, held)
+    got = {p.part: p.bytes for p in parts}
+    assert got["allocator_cache"] == GIB and got["cuda_context"] == 400 * MIB
+    assert got["unaccounted"] == 6 * GIB + 500 * MIB - (4 * GIB + GIB + GIB + 400 * MIB)
+    assert got["other_processes"] == 10 * GIB - (6 * GIB + 500 * MIB)
+    process = sum(p.bytes for p in held + parts if p.scope == "process")
+    assert process == c.process_used  # the process parts and `unaccounted` are NVML's figure for this process
+
+
+@pytest.mark.device
+def test_the_ledger_on_each_device(device, pool, figures):
+    """Load the bundled model on each device present: its weights are a part of that device, beside the
+    estimate; on a GPU the allocator's cache and the free memory come from their counters."""
+    r = pool.load(*loader.parse(BUNDLED_NAME, device, "float32"))
+    parts = r.to_dict()["ledger"]
+    check_counters(parts)
+    where = ledger.device_name(device)
+    weights = by_part(parts, where)["weights"]
+    assert abs(weights["error_pct"]) < 1
+    if where.startswith("cuda"):
+        gpu = by_part(parts, where)
+        assert gpu["allocator_cache"]["bytes"] >= 0 and gpu["free"]["bytes"] > 0
+        figures.update({k: v["bytes"] for k, v in gpu.items()})
+    check_sums(parts)
+    figures.update(weights=weights["bytes"], estimate=weights["estimate_bytes"])
+
+
+def test_the_peak_counter_sees_a_block_allocate():
+    peak = ledger.Peak("cpu").start()
+    block = torch.ones(64 * 2**20 // 4)  # 64 MiB, written
+    rise = peak.read()
+    assert rise is not None and rise >= 60 * 2**20
+    del block

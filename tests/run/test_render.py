@@ -1,0 +1,26 @@
+"""The load report and the generation's stats as the page and the CLI show them."""
+
+from __future__ import annotations
+
+from playground.core.inputs import GenerationParams
+from playground.run import decode, generation, render
+from playground.run.generation import GenerationStats
+
+
+def test_a_running_generation_says_how_long_it_may_still_take():
+    """A float16 run on a CPU took 17 s, its stats saying only 'generating…': they say how far it is, and the
+    time left at the rate so far if it runs to its budget (an EOS may end it sooner)."""
+    running = GenerationStats(new_tokens=23, tokens_per_second=10.0, ttft_seconds=0.2, decode_seconds=2.2,
+                              total_seconds=2.4, finish_reason="running", max_new_tokens=64)
+    assert "23 of 64 tokens; about 4.10 s more at this rate, if it runs to 64" in render.stats_markdown(running, "en")
+    assert "已生成 23/64 个 token；按现在的速度，生成满 64 个还要约 4.10 s" in render.stats_markdown(running, "zh")
+    done = GenerationStats(new_tokens=64, tokens_per_second=10.0, finish_reason="length", max_new_tokens=64)
+    assert "more at this rate" not in render.stats_markdown(done, "en")
+
+
+def test_every_engines_updates_carry_the_budget(bundled):
+    """The figure comes from the run itself: each engine's live updates carry max_new_tokens."""
+    p = GenerationParams(max_new_tokens=12, temperature=0.0, top_p=1.0, seed=0)
+    for engine in generation.ENGINES:
+        for _, stats in decode.stream_engine(engine, bundled.model, bundled.tokenizer, "cpu", "ROMEO:", p):
+            assert stats.max_new_tokens == 12, engine
