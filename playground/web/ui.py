@@ -15,13 +15,13 @@ import gradio as gr
 from playground.core import settings
 from playground.core.i18n import t
 from playground.run.pool import POOL
-from playground.web import (handlers as h, handlers_compare as hc, handlers_memory as hm, handlers_placement as hp,
-                            handlers_speed as hs, style, views)
+from playground.web import (handlers as h, handlers_compare as hc, handlers_lesson as hl, handlers_memory as hm,
+                            handlers_placement as hp, handlers_speed as hs, style, views)
 from playground.web.page import LANE, PRIVATE, Page
-from playground.web.tabs import compare, diagnose, factcheck, inspect, placement, play, speed
+from playground.web.tabs import compare, diagnose, factcheck, inspect, placement, play, speed, start
 
 LANGS = [("English", "en"), ("中文", "zh")]
-TABS = (play, compare, inspect, placement, diagnose, speed, factcheck)
+TABS = (start, play, compare, inspect, placement, diagnose, speed, factcheck)
 
 
 def build() -> gr.Blocks:
@@ -69,6 +69,8 @@ def build() -> gr.Blocks:
         gr.api(hp.offload_cost, api_name="offload_cost", **LANE)
         gr.api(hp.offload_cliff, api_name="offload_cliff", **LANE)
         gr.api(hp.load_straight, api_name="load_straight", **LANE)
+        gr.api(hl.lesson_steps, api_name="lesson_steps", queue=False)
+        gr.api(hl.lesson_step, api_name="lesson_step", **LANE)
     # max_size: at most PLAYGROUND_MAX_QUEUE events wait; one more is answered "queue is full" at once.
     demo.queue(default_concurrency_limit=1, max_size=settings.read().max_queue)
     return demo

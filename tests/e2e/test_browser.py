@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, open_playground
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -220,8 +220,7 @@ def test_two_tabs_keep_their_own_models(page):
     tabs = [page.context.browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US") for _ in chosen]
     try:
         for tab, (model, dtype) in zip(tabs, chosen):
-            tab.goto(page.url)
-            tab.wait_for_selector("#load", timeout=60_000)
+            open_playground(tab, page.url)
             tab.locator("#model input").fill(model)
             tab.locator("#model input").press("Enter")
             tab.locator("#dtype label", has_text=dtype).click()

@@ -11,7 +11,7 @@ import pytest
 from gradio_client import Client
 
 from tests.conftest import start_server, stop_server
-from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser
+from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser, open_playground
 from tests.e2e.test_browser import OWN_TEXT, _pick_lang, own_text
 from tests.e2e.test_browser_first import _english_words
 
@@ -53,8 +53,7 @@ def page(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         pg = browser.new_page(viewport={"width": 1366, "height": 1800}, locale="en-US")
-        pg.goto(server.url)
-        pg.wait_for_selector("#load", timeout=60_000)
+        open_playground(pg, server.url)
         yield pg
         browser.close()
 

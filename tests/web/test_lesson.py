@@ -1,0 +1,191 @@
+"""The guided path: its API's shape, unknown steps refused, and every step run on the bundled model with a
+sentence that agrees with its own figures (in both languages, no stray English in the Chinese)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+import torch
+
+from playground.core.i18n import t
+from playground.load import moves
+from playground.run.pool import POOL
+from playground.web import handlers_lesson as hl, lesson, views_lesson as views
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# Words the Chinese sentences may keep in English: names of code, devices, dtypes, units, libraries, the model.
+NAMES = {"MB", "GB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "disk", "Accelerate", "PyTorch",
+         "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python"}
+
+
+def numbers_outside_quotes(sentence: str) -> list[str]:
+    """The numbers a sentence states itself: code spans and quoted library messages left out."""
+    prose = re.sub(r"`[^`]*`|“[^”]*”", " ", sentence)
+    return re.findall(r"\d+(?:\.\d+)?", prose)
+
+
+def shown_figures(d: dict) -> set[str]:
+    """Every number the figures' table shows for this result (as the page formats it)."""
+    table = views.figures_markdown(d, "en")
+    return set(re.findall(r"\d+(?:\.\d+)?", table))
+
+
+def agrees(d: dict) -> None:
+    """Each number the sentence states is one the table shows, in both languages."""
+    shown = shown_figures(d)
+    for lang in ("en", "zh"):
+        stray = [n for n in numbers_outside_quotes(d[f"sentence_{lang}"]) if n not in shown]
+        assert not stray, (d["step"], lang, stray, d[f"sentence_{lang}"], d["figures"])
+
+
+def no_stray_english(text: str) -> list[str]:
+    prose = re.sub(r"`[^`]*`|“[^”]*”|\{[^}]*\}", " ", text)
+    return [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_\-]{2,}", prose) if w not in NAMES and not w.startswith("shakespeare")]
+
+
+def checks(d: dict) -> None:
+    """What each step's sentence must say, given its figures (the wording chosen by comparing them)."""
+    f, en = d["figures"], d["sentence_en"]
+    if d["step"] == "load":
+        assert ("all of them still map" in en) == (f["mapped_bytes"] == f["weights_bytes"])
+        assert ("nothing moved" in en) == (f["migrate"] == "noop")
+    elif d["step"] == "to":
+        assert ("already there" in en) == (f["dev_bytes"] == 0)
+        assert ("copied 0 bytes" in en) == (f["dev_bytes"] == 0)
+        assert f["cast_read"] > 0 and lesson.size(f["cast_read"]) + " read" in en
+        assert f["cast_written"] * 2 == f["cast_read"]  # float32 -> bfloat16: half the bytes
+    elif d["step"] == "where":
+        assert ("one place" in en) == (f["places"] == 1)
+        assert ("tied weight" in en) == (f["state_dict"] > f["parameters"] + f["buffers"])
+    elif d["step"] == "forward":
+        assert ("once per new token" in en) == (f["calls"] == f["new_tokens"])
+        assert ("is the forward pass's highest-scoring" in en) == f["same_first"]
+    elif d["step"] == "cache":
+        assert ("times as long" in en) == (f["ratio"] > 1 and lesson.num(f["ratio"]) != "1.00")
+        assert ("the same" in en) == f["same_tokens"]
+    elif d["step"] in ("infer", "train"):
+        assert f["raised"] and f["error_type"] in en and f["message"] in en
+        assert ("simulated GPU" in en) == (f["simulated"] and bool(f["real_gpu"]))
+        assert ("worked" in en) == f["fix_ok"]
+    elif d["step"] == "fit":
+        assert f["disk_blocks"] > 0 and f"{f['disk_blocks']} of {f['blocks']} blocks" in en
+        assert f["disk_blocks"] + f["ram_blocks"] == f["blocks"]
+    elif d["step"] == "speed":
+        assert ("memory bandwidth is what limits it" in en) == (f["share"] >= 50)
+        assert abs(f["share"] - 100 * f["tps"] / f["bound"]) < 1e-6
+
+
+# ---------------------------------------------------------------- the API's shape, and refusals
+
+def test_the_steps_are_listed_in_order_in_both_languages():
+    steps = hl.lesson_steps()
+    assert 8 <= len(steps) <= 12
+    assert [s["id"] for s in steps] == ["load", "to", "where", "forward", "cache", "infer", "train", "fit", "speed"]
+    for s in steps:
+        assert {"id", "title_en", "title_zh", "panel"} <= set(s)
+        assert CJK.search(s["title_zh"]) and not CJK.search(s["title_en"])
+        assert s["panel"].startswith("panel:")
+
+
+def test_every_step_goes_deeper_to_an_element_the_page_has():
+    from playground.web import ui
+
+    demo = ui.build()
+    ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
+    tabs = {getattr(b, "id", None) for b in demo.blocks.values() if isinstance(b, gr.Tab)}
+    for s in lesson.STEPS:
+        assert s.panel.removeprefix("panel:") in ids, s.panel
+        assert s.tab in tabs, s.tab
+
+
+@pytest.mark.parametrize("bad", ["nope", "", "LOAD", None, 5, ["load"], "x" * 10_000])
+def test_an_unknown_step_is_refused_with_the_valid_ids(bad):
+    with pytest.raises(gr.Error) as e:
+        hl.lesson_step(bad)
+    assert "There is no step" in e.value.message and "load, to, where" in e.value.message
+    assert len(e.value.message) < 300
+    with pytest.raises(gr.Error) as e:
+        list(hl.ui_run(bad, {}, "zh"))
+    assert "没有名为" in e.value.message
+
+
+# ---------------------------------------------------------------- the sentence chosen from the numbers
+
+def test_walk_to_counts_copies_by_data_ptr_and_changes_nothing():
+    layer = torch.nn.Linear(64, 32)
+    before = layer.weight.data_ptr()
+    same = moves.walk_to(layer, "cpu")
+    assert (same.tensors, same.copied, same.same, same.bytes_in) == (2, 0, 2, 0)
+    cast = moves.walk_to(layer, torch.bfloat16)
+    assert (cast.copied, cast.bytes_in, cast.bytes_out) == (2, (64 * 32 + 32) * 4, (64 * 32 + 32) * 2)
+    assert layer.weight.data_ptr() == before and layer.weight.dtype == torch.float32  # the model is left as it was
+
+
+def test_the_to_step_says_what_its_own_numbers_say_for_a_bfloat16_model():
+    """A bfloat16 model: the cast goes to float32 and writes twice what it reads; the sentence follows."""
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16)).to(torch.bfloat16)
+    f, s = lesson.to_step(SimpleNamespace(model=model))
+    en = s.text("en")
+    assert f["cast_dtype"] == "float32" and f["cast_written"] == 2 * f["cast_read"] > 0
+    assert "already there" in en and f"{lesson.size(f['cast_written'])} written" in en
+    assert not no_stray_english(s.text("zh"))
+
+
+def test_num_and_size_keep_three_figures():
+    assert [lesson.num(x) for x in (0, 0.0617, 2.119, 14.69, 223.19, 1262.3)] == ["0", "0.0617", "2.12", "14.7", "223", "1262"]
+    assert (lesson.size(0), lesson.size(21288960)) == ("0 bytes", "21.3 MB")
+
+
+# ---------------------------------------------------------------- every step, on the bundled model
+
+@pytest.fixture(scope="module")
+def walked():
+    """The whole path for a fresh session (no model loaded: the first step loads the bundled one), via the API."""
+    session = "test-lesson-" + uuid.uuid4().hex[:8]
+    request = SimpleNamespace(session_hash=session)
+    try:
+        yield [hl.lesson_step(s.id, request) for s in lesson.STEPS]
+    finally:
+        POOL.release(session)
+
+
+def test_the_first_steps_load_the_bundled_model_first_and_agree_with_their_figures():
+    """Fast: a fresh session's `to` and `where` steps (the bundled model loaded first, said so)."""
+    request = SimpleNamespace(session_hash="test-lesson-fast-" + uuid.uuid4().hex[:8])
+    try:
+        first = hl.lesson_step("to", request)
+        second = hl.lesson_step("where", request)
+    finally:
+        POOL.release(request.session_hash)
+    assert first["loaded_first"] and "loaded the bundled model" in first["note_en"] and CJK.search(first["note_zh"])
+    assert not second["loaded_first"] and second["note_en"] == ""
+    for d in (first, second):
+        assert {"figures", "sentence_en", "sentence_zh", "panel"} <= set(d)
+        agrees(d)
+        checks(d)
+        assert not no_stray_english(d["sentence_zh"]), d["sentence_zh"]
+
+
+@pytest.mark.slow
+def test_every_step_runs_and_its_sentence_agrees_with_its_figures(walked):
+    assert [d["step"] for d in walked] == [s.id for s in lesson.STEPS]
+    assert walked[0]["loaded_first"] and not any(d["loaded_first"] for d in walked[1:])
+    for d in walked:
+        assert d["panel"] == lesson.BY_ID[d["step"]].panel
+        agrees(d)
+        checks(d)
+
+
+@pytest.mark.slow
+def test_the_chinese_sentences_and_tables_keep_no_stray_english(walked):
+    for d in walked:
+        assert CJK.search(d["sentence_zh"]), d["step"]
+        assert not no_stray_english(d["sentence_zh"]), (d["step"], no_stray_english(d["sentence_zh"]))
+        table = views.figures_markdown(d, "zh")
+        labels = [row.split("|")[1] for row in table.splitlines()[4:]]
+        assert all(CJK.search(x) for x in labels), labels
+        assert t("lesson.yes", "en") not in table.split("|")
