@@ -3,14 +3,16 @@
 Each handler is an edge: it turns what a visitor sent into typed values (a
 `ModelSource`, a `DeviceInfo`, a torch dtype, `GenerationParams`, a `Scenario`)
 with one device discovery, passes them inward with the visitor's session (whose
-model the pool uses), and turns a `UserError` into `gr.Error` in the visitor's
-language (the API answers in English). Nothing here measures anything; each
+model the pool uses). A `UserError` becomes `gr.Error` for the API (in English); a
+page event answers it in an error toast and in the panel of the button that sent it
+(`refused`, in the visitor's language), leaving every other result on show. Nothing here measures anything; each
 figure gets the count of visitors waiting when it was taken; the views render it.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator
@@ -18,11 +20,14 @@ from typing import Iterator
 from playground.web import exports  # noqa: F401  (first: it points Gradio's temporary folder inside its own)
 
 import gradio as gr
+from gradio.components.plot import PlotData
+from gradio.helpers import log_message
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
 from playground.core.i18n import in_lang, plain, t
 from playground.core.inputs import GenerationParams
+from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
 from playground.lab.factcheck import render as facts_render
@@ -30,7 +35,7 @@ from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
-from playground.web import snippet as code, views
+from playground.web import snippet as code, views, views_timeline
 from playground.web.page import waiting
 
 
@@ -50,6 +55,20 @@ def gr_errors(lang: object = "en") -> Iterator[None]:
         yield
     except UserError as e:
         raise error(e, lang) from None
+
+
+def refused(e: UserError, lang: object = "en") -> str:
+    """A page event's refusal: said in an error toast, and returned for the panel of the button that sent it.
+
+    The event itself then ends normally: an exception would make Gradio mark every output of the event as
+    failed (a red "Error" over each) and blank some of them, results that are still true (a refused load
+    leaves the model before it serving). So the event returns `gr.skip()` for every other output. The API's
+    endpoints still raise (`gr_errors`): a script gets its error as an error."""
+    lang = page_lang(lang)
+    text = e.text(lang)
+    # gr.Error's own toast (level "error"), sent without raising; outside an event (a direct call) nothing is sent
+    log_message(html.escape(text, quote=False), title=t("ui.error", lang), level="error")  # type: ignore[arg-type]
+    return views.refusal_markdown(text, lang)
 
 
 def session_of(request: gr.Request | None) -> str:
@@ -157,17 +176,38 @@ def run_lab(sc: harness.Scenario, session: str):
 # switching the language renders it again (the `relang_*` functions) instead of wiping it.
 
 def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request = None, progress=gr.Progress()):
-    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then)."""
+    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then).
+    Outputs: the report (text, JSON), the banner, the timeline (plot, peaks), the report and timeline states,
+    the ledger (two plots, table) and its state, then the load's own message line (a refusal, or nothing).
+    A refused load changes only that line (and the banner): the results of the model still loaded stay."""
     lang, session = page_lang(lang), session_of(request)
-    with gr_errors(lang):
+    try:
         report = POOL.load(*loader.parse(model, device, dtype), session=session,
                            progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
+    except UserError as e:
+        return (*[gr.skip()] * 2, ui_status(lang, request), *[gr.skip()] * 8, refused(e, lang))
     report = replace(report, waiting=waiting(session))
     timeline = ui_timeline_data(session)
     d = report.to_dict()
     book = (d["ledger"], "after_load")
     return (views.report_markdown(report, lang), d, ui_status(lang, request),
-            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book)
+            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book, "")
+
+
+def ui_stale(made: dict | None, lang: str, request: gr.Request = None) -> tuple:
+    """After a load (done or refused): do the Playground's results (output, stats, code, lab) still belong to
+    the model loaded now? The line over them, the results' column greyed or not, and the line's data (for
+    the language switch)."""
+    current = POOL.current(session_of(request))
+    now = views.made_with(current[0].to_dict()) if current else None
+    facts = (made, now)
+    return (*relang_stale(page_lang(lang), facts), facts)
+
+
+def relang_stale(lang: str, facts: tuple | None) -> tuple:
+    """The stale line in `lang` and the results' column, greyed when the line says they are out of date."""
+    line = views.stale_markdown(*(facts or (None, None)), lang)
+    return line, gr.Column(elem_classes=["results", "stale"] if line else ["results"])
 
 
 def ui_ledger(book: tuple | None, lang: str) -> tuple:
@@ -235,15 +275,12 @@ def ui_timeline_data(session: str) -> tuple[list[dict], list[dict]]:
 
 
 def ui_timeline(data: tuple | None, lang: str) -> tuple:
+    """The timeline's chart (drawn whole each time: see `views_timeline`) and its table of peaks, in `lang`."""
     rows, peaks = data or ([], [])
     lang = page_lang(lang)
-    frame = views.timeline_frame(rows, lang=lang)
-    # The legend lists the phases present, in order. Gradio redraws a plot's spec only when a property other
-    # than its value changes, and the spec fixes the colours' domain: a generation's new phases (prefill,
-    # decode) change this list, so they are drawn, not only added to the data.
-    phases = list(dict.fromkeys(frame["phase"])) or None
-    return (gr.LinePlot(value=frame, colors_in_legend=phases, **views.timeline_words(lang)),
-            views.peaks_markdown(peaks, lang))
+    spec = views_timeline.timeline_spec(rows, lang)
+    plot = PlotData(type="altair", plot=json.dumps(spec, default=float)) if spec else None
+    return gr.Plot(value=plot), views.peaks_markdown(peaks, lang)
 
 
 def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:
@@ -255,37 +292,60 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
     return code.snippet(src, report.device, report.dtype_requested, prompt, params, engine, chat_template)
 
 
+def made_now(session: str) -> dict:
+    """The model a run on this session makes its results with: its own, or before a load the lab's bundled model
+    (float32 on the CPU: `harness.bundled`)."""
+    current = POOL.current(session)
+    if current is None:
+        return dict(model=BUNDLED_NAME, device="cpu", dtype="float32")
+    r = current[0]
+    return dict(model=r.model, device=r.device, dtype=r.dtype)
+
+
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
                 request: gr.Request = None, chat_template=True):
     """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), the states of the stats, the
-    lab result and the timeline, then the ledger (its two plots and table) and its state."""
+    lab result and the timeline, the ledger (its two plots and table) and its state; then the run's message line
+    (a refusal), the model the results were made with (a state), the stale line over them and their column.
+    A refused run changes only its message line: the results on show stay."""
     lang, session = page_lang(lang), session_of(request)
     skip = gr.skip()
-    with gr_errors(lang):
+    current = relang_stale(lang, None)  # the stale line cleared, the results' column not greyed
+    try:
         if break_on:
-            # The output box, the stats and the code to copy belong to a generation: a lab run clears them.
+            # The output box, the stats and the code to copy belong to a generation: a lab run clears them and
+            # hides the two boxes (an empty output box under every lab result says nothing)
             sc = scenarios.get(mistake)
-            none = t("page.snippet.none", lang)
-            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip, skip, skip, skip, skip
+            hidden = (gr.update(value="", visible=False), "",
+                      gr.update(value=t("page.snippet.none", lang), visible=False))
+            yield (*hidden, t("lab.running", lang), skip, skip, None, None, *[skip] * 5, "", skip, skip, skip)
             result = run_lab(sc, session)
-            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip, skip, skip, skip, skip
+            yield (*hidden, render.result_markdown(result, lang), skip, skip, None, result, *[skip] * 5,
+                   "", made_now(session), *current)
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
-        final = None
+        final, text, first = None, "", True
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
                                        session, engine, p.chat_template):
             stats = views.stats_from_dict(d)
             if stats.finish_reason == "running":
-                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
+                # the box shows again (a lab run hid it) with the first token; after it, the text alone
+                out = gr.update(value=text, visible=True) if first else text
+                first = False
+                yield out, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, *[skip] * 5, "", skip, skip, skip
             else:
                 final = stamped(d, session)
-        # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
-        snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
-        timeline = ui_timeline_data(session)
-        book = (final.get("ledger") or [], "after_generation")
-        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline,
-               *ui_ledger(book, lang), book)
+    except UserError as e:
+        yield (*[skip] * 13, refused(e, lang), skip, skip, skip)
+        return
+    # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
+    snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
+    timeline = ui_timeline_data(session)
+    book = (final.get("ledger") or [], "after_generation")
+    yield (gr.update(value=text, visible=True), relang_stats(lang, final), gr.update(value=snippet, visible=True),
+           "", *ui_timeline(timeline, lang), final, None, timeline, *ui_ledger(book, lang), book,
+           "", views.made_with(final), *current)
 
 
 def relang_stats(lang: str, d: dict | None) -> str:
@@ -365,10 +425,13 @@ def ui_inspect_half(lang: str):
 def ui_inspect_loaded(lang: str, request: gr.Request = None):
     """Inspect the visitor's own model, held in use meanwhile."""
     lang = page_lang(lang)
-    with gr_errors(lang), POOL.held(session_of(request)) as lm:
-        if lm is None:
-            raise UserError.of("err.not_loaded")
-        found = inspect(lm.model)
+    try:
+        with POOL.held(session_of(request)) as lm:
+            if lm is None:
+                raise UserError.of("err.not_loaded")
+            found = inspect(lm.model)
+    except UserError as e:
+        return refused(e, lang), None
     return render.inspect_markdown(found, lang), found
 
 
