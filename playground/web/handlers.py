@@ -12,7 +12,6 @@ figure gets the count of visitors waiting when it was taken; the views render it
 from __future__ import annotations
 
 import html
-import json
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator
@@ -20,14 +19,11 @@ from typing import Iterator
 from playground.web import exports  # noqa: F401  (first: it points Gradio's temporary folder inside its own)
 
 import gradio as gr
-from gradio.components.plot import PlotData
-from gradio.helpers import log_message
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
 from playground.core.i18n import in_lang, plain, t
 from playground.core.inputs import GenerationParams
-from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
 from playground.lab.factcheck import render as facts_render
@@ -35,7 +31,9 @@ from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
-from playground.web import snippet as code, views, views_timeline
+from playground.web import snippet as code, views
+from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
+                                   ui_stale, ui_timeline, ui_timeline_data)
 from playground.web.page import waiting
 
 
@@ -55,28 +53,6 @@ def gr_errors(lang: object = "en") -> Iterator[None]:
         yield
     except UserError as e:
         raise error(e, lang) from None
-
-
-def refused(e: UserError, lang: object = "en") -> str:
-    """A page event's refusal: said in an error toast, and returned for the panel of the button that sent it.
-
-    The event itself then ends normally: an exception would make Gradio mark every output of the event as
-    failed (a red "Error" over each) and blank some of them, results that are still true (a refused load
-    leaves the model before it serving). So the event returns `gr.skip()` for every other output. The API's
-    endpoints still raise (`gr_errors`): a script gets its error as an error."""
-    lang = page_lang(lang)
-    text = e.text(lang)
-    # gr.Error's own toast (level "error"), sent without raising; outside an event (a direct call) nothing is sent
-    log_message(html.escape(text, quote=False), title=t("ui.error", lang), level="error")  # type: ignore[arg-type]
-    return views.refusal_markdown(text, lang)
-
-
-def session_of(request: gr.Request | None) -> str:
-    return getattr(request, "session_hash", None) or ""
-
-
-def page_lang(lang: object) -> str:
-    return "zh" if lang == "zh" else "en"
 
 
 # ---------------------------------------------------------------- API endpoints (the documented contract)
@@ -194,22 +170,6 @@ def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request 
             *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book, "")
 
 
-def ui_stale(made: dict | None, lang: str, request: gr.Request = None) -> tuple:
-    """After a load (done or refused): do the Playground's results (output, stats, code, lab) still belong to
-    the model loaded now? The line over them, the results' column greyed or not, and the line's data (for
-    the language switch)."""
-    current = POOL.current(session_of(request))
-    now = views.made_with(current[0].to_dict()) if current else None
-    facts = (made, now)
-    return (*relang_stale(page_lang(lang), facts), facts)
-
-
-def relang_stale(lang: str, facts: tuple | None) -> tuple:
-    """The stale line in `lang` and the results' column, greyed when the line says they are out of date."""
-    line = views.stale_markdown(*(facts or (None, None)), lang)
-    return line, gr.Column(elem_classes=["results", "stale"] if line else ["results"])
-
-
 def ui_ledger(book: tuple | None, lang: str) -> tuple:
     """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
     chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had
@@ -268,21 +228,6 @@ def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: s
     return slider_update(room, max_new, page_lang(lang)), room
 
 
-def ui_timeline_data(session: str) -> tuple[list[dict], list[dict]]:
-    """The visitor's model's load and last generation: the process RSS rows (what the plot draws) and the peaks."""
-    rows, peaks = POOL.timeline(session)
-    return [r for r in rows if r["series"] == "process RSS"], peaks
-
-
-def ui_timeline(data: tuple | None, lang: str) -> tuple:
-    """The timeline's chart (drawn whole each time: see `views_timeline`) and its table of peaks, in `lang`."""
-    rows, peaks = data or ([], [])
-    lang = page_lang(lang)
-    spec = views_timeline.timeline_spec(rows, lang)
-    plot = PlotData(type="altair", plot=json.dumps(spec, default=float)) if spec else None
-    return gr.Plot(value=plot), views.peaks_markdown(peaks, lang)
-
-
 def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:
     """The code to copy for the visitor's model, these (checked) settings and this engine; '' before a load."""
     current = POOL.current(session)
@@ -290,16 +235,6 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
         return ""
     report, src = current
     return code.snippet(src, report.device, report.dtype_requested, prompt, params, engine, chat_template)
-
-
-def made_now(session: str) -> dict:
-    """The model a run on this session makes its results with: its own, or before a load the lab's bundled model
-    (float32 on the CPU: `harness.bundled`)."""
-    current = POOL.current(session)
-    if current is None:
-        return dict(model=BUNDLED_NAME, device="cpu", dtype="float32")
-    r = current[0]
-    return dict(model=r.model, device=r.device, dtype=r.dtype)
 
 
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,

@@ -5,14 +5,14 @@ import pytest
 
 from playground.hw import devices
 from playground.load import estimate, loader
-from playground.web import handlers, handlers_compare
+from playground.web import handlers, handlers_compare, results
 
 
 @pytest.fixture
 def toasts(monkeypatch) -> list:
     """The error toasts the page's events send (outside a Gradio event nothing would be sent)."""
     sent: list = []
-    monkeypatch.setattr(handlers, "log_message", lambda msg, title, level: sent.append((msg, title, level)))
+    monkeypatch.setattr(results, "log_message", lambda msg, title, level: sent.append((msg, title, level)))
     return sent
 
 
