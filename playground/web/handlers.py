@@ -3,8 +3,9 @@
 Each handler is an edge: it turns what a visitor sent into typed values (a
 `ModelSource`, a `DeviceInfo`, a torch dtype, `GenerationParams`, a `Scenario`)
 with one device discovery, passes them inward with the visitor's session (whose
-model the pool uses), and turns a `UserError` into `gr.Error` in the visitor's
-language (the API answers in English). Nothing here measures anything; each
+model the pool uses). A `UserError` becomes `gr.Error` for the API (in English); a
+page event answers it in an error toast and in the panel of the button that sent it
+(`refused`, in the visitor's language), leaving every other result on show. Nothing here measures anything; each
 figure gets the count of visitors waiting when it was taken; the views render it.
 """
 
@@ -31,6 +32,8 @@ from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
 from playground.web import snippet as code, views
+from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
+                                   ui_stale, ui_timeline, ui_timeline_data)
 from playground.web.page import waiting
 
 
@@ -50,14 +53,6 @@ def gr_errors(lang: object = "en") -> Iterator[None]:
         yield
     except UserError as e:
         raise error(e, lang) from None
-
-
-def session_of(request: gr.Request | None) -> str:
-    return getattr(request, "session_hash", None) or ""
-
-
-def page_lang(lang: object) -> str:
-    return "zh" if lang == "zh" else "en"
 
 
 # ---------------------------------------------------------------- API endpoints (the documented contract)
@@ -157,17 +152,22 @@ def run_lab(sc: harness.Scenario, session: str):
 # switching the language renders it again (the `relang_*` functions) instead of wiping it.
 
 def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request = None, progress=gr.Progress()):
-    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then)."""
+    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then).
+    Outputs: the report (text, JSON), the banner, the timeline (plot, peaks), the report and timeline states,
+    the ledger (two plots, table) and its state, then the load's own message line (a refusal, or nothing).
+    A refused load changes only that line (and the banner): the results of the model still loaded stay."""
     lang, session = page_lang(lang), session_of(request)
-    with gr_errors(lang):
+    try:
         report = POOL.load(*loader.parse(model, device, dtype), session=session,
                            progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
+    except UserError as e:
+        return (*[gr.skip()] * 2, ui_status(lang, request), *[gr.skip()] * 8, refused(e, lang))
     report = replace(report, waiting=waiting(session))
     timeline = ui_timeline_data(session)
     d = report.to_dict()
     book = (d["ledger"], "after_load")
     return (views.report_markdown(report, lang), d, ui_status(lang, request),
-            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book)
+            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book, "")
 
 
 def ui_ledger(book: tuple | None, lang: str) -> tuple:
@@ -228,24 +228,6 @@ def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: s
     return slider_update(room, max_new, page_lang(lang)), room
 
 
-def ui_timeline_data(session: str) -> tuple[list[dict], list[dict]]:
-    """The visitor's model's load and last generation: the process RSS rows (what the plot draws) and the peaks."""
-    rows, peaks = POOL.timeline(session)
-    return [r for r in rows if r["series"] == "process RSS"], peaks
-
-
-def ui_timeline(data: tuple | None, lang: str) -> tuple:
-    rows, peaks = data or ([], [])
-    lang = page_lang(lang)
-    frame = views.timeline_frame(rows, lang=lang)
-    # The legend lists the phases present, in order. Gradio redraws a plot's spec only when a property other
-    # than its value changes, and the spec fixes the colours' domain: a generation's new phases (prefill,
-    # decode) change this list, so they are drawn, not only added to the data.
-    phases = list(dict.fromkeys(frame["phase"])) or None
-    return (gr.LinePlot(value=frame, colors_in_legend=phases, **views.timeline_words(lang)),
-            views.peaks_markdown(peaks, lang))
-
-
 def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:
     """The code to copy for the visitor's model, these (checked) settings and this engine; '' before a load."""
     current = POOL.current(session)
@@ -258,34 +240,47 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
                 request: gr.Request = None, chat_template=True):
     """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), the states of the stats, the
-    lab result and the timeline, then the ledger (its two plots and table) and its state."""
+    lab result and the timeline, the ledger (its two plots and table) and its state; then the run's message line
+    (a refusal), the model the results were made with (a state), the stale line over them and their column.
+    A refused run changes only its message line: the results on show stay."""
     lang, session = page_lang(lang), session_of(request)
     skip = gr.skip()
-    with gr_errors(lang):
+    current = relang_stale(lang, None)  # the stale line cleared, the results' column not greyed
+    try:
         if break_on:
-            # The output box, the stats and the code to copy belong to a generation: a lab run clears them.
+            # The output box, the stats and the code to copy belong to a generation: a lab run clears them and
+            # hides the two boxes (an empty output box under every lab result says nothing)
             sc = scenarios.get(mistake)
-            none = t("page.snippet.none", lang)
-            yield "", "", none, t("lab.running", lang), skip, skip, None, None, skip, skip, skip, skip, skip
+            hidden = (gr.update(value="", visible=False), "",
+                      gr.update(value=t("page.snippet.none", lang), visible=False))
+            yield (*hidden, t("lab.running", lang), skip, skip, None, None, *[skip] * 5, "", skip, skip, skip)
             result = run_lab(sc, session)
-            yield "", "", none, render.result_markdown(result, lang), skip, skip, None, result, skip, skip, skip, skip, skip
+            yield (*hidden, render.result_markdown(result, lang), skip, skip, None, result, *[skip] * 5,
+                   "", made_now(session), *current)
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
-        final = None
+        final, text, first = None, "", True
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
                                        session, engine, p.chat_template):
             stats = views.stats_from_dict(d)
             if stats.finish_reason == "running":
-                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
+                # the box shows again (a lab run hid it) with the first token; after it, the text alone
+                out = gr.update(value=text, visible=True) if first else text
+                first = False
+                yield out, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, *[skip] * 5, "", skip, skip, skip
             else:
                 final = stamped(d, session)
-        # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
-        snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
-        timeline = ui_timeline_data(session)
-        book = (final.get("ledger") or [], "after_generation")
-        yield (text, relang_stats(lang, final), snippet, "", *ui_timeline(timeline, lang), final, None, timeline,
-               *ui_ledger(book, lang), book)
+    except UserError as e:
+        yield (*[skip] * 13, refused(e, lang), skip, skip, skip)
+        return
+    # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
+    snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
+    timeline = ui_timeline_data(session)
+    book = (final.get("ledger") or [], "after_generation")
+    yield (gr.update(value=text, visible=True), relang_stats(lang, final), gr.update(value=snippet, visible=True),
+           "", *ui_timeline(timeline, lang), final, None, timeline, *ui_ledger(book, lang), book,
+           "", views.made_with(final), *current)
 
 
 def relang_stats(lang: str, d: dict | None) -> str:
@@ -365,10 +360,13 @@ def ui_inspect_half(lang: str):
 def ui_inspect_loaded(lang: str, request: gr.Request = None):
     """Inspect the visitor's own model, held in use meanwhile."""
     lang = page_lang(lang)
-    with gr_errors(lang), POOL.held(session_of(request)) as lm:
-        if lm is None:
-            raise UserError.of("err.not_loaded")
-        found = inspect(lm.model)
+    try:
+        with POOL.held(session_of(request)) as lm:
+            if lm is None:
+                raise UserError.of("err.not_loaded")
+            found = inspect(lm.model)
+    except UserError as e:
+        return refused(e, lang), None
     return render.inspect_markdown(found, lang), found
 
 

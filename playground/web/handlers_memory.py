@@ -3,7 +3,8 @@
 The same contract as `playground.web.handlers`: what a visitor sent becomes typed values here (a model
 source, a dtype, a context and a batch, checked once); the sizing runs in the core (`playground.load.fit`),
 on the visitor's own model held in use (its activation peak is measured on it; nothing unloads it); a
-`UserError` becomes `gr.Error` in the visitor's language (the API answers in English).
+`UserError` becomes `gr.Error` in English for the API, and on the page a toast and a line in the panel, in the
+visitor's language (`handlers.refused`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from playground.hw import devices
 from playground.load import catalog, fit as fitting
 from playground.run.pool import POOL
 from playground.web import views
-from playground.web.handlers import estimate_of, gr_errors, page_lang, session_of
+from playground.core.errors import UserError
+from playground.web.handlers import estimate_of, gr_errors, page_lang, refused, session_of
 
 
 def _fit(model: object, dtype: object, context: object, batch: object, session: str) -> fitting.Fit:
@@ -35,7 +37,9 @@ def fit(model: str, dtype: str, context: int, batch: int, request: gr.Request = 
 def ui_estimate(model: str, device: str, dtype: str, context: object, batch: object, lang: str,
                 request: gr.Request = None):
     """The estimate, and whether it fits at the context and batch asked, on each device."""
-    with gr_errors(lang):
+    try:
         est = estimate_of(model, dtype, device)
         fitted = _fit(model, dtype, context, batch, session_of(request))
+    except UserError as e:  # said in its toast and in this panel; nothing else on the page changes
+        return refused(e, lang), None
     return views.estimate_fit_markdown((est, fitted), page_lang(lang)), (est, fitted)

@@ -18,10 +18,11 @@ CSS = """
    box instead of running into it */
 #gen-settings .head, #cmp-tokens .head { flex-wrap: wrap; row-gap: 4px; }
 #gen-settings .head label, #cmp-tokens .head label { flex: 1 1 auto; min-width: 0; }
-/* Vega draws the timeline's legend under the plot, past the bottom of the box Gradio gives it (a fixed
-   height that clips): let it show, and leave the room for it under the box */
-#timeline, #timeline .vega-embed svg { overflow: visible !important; }
-#timeline { margin-bottom: 52px; }
+/* The timeline is a Vega-Lite chart as wide as its box ("width": "container"): Gradio's plot holds it in a
+   flex row, where the chart's own box would otherwise be 0 px wide */
+#timeline .altair > .vega-embed { flex: 1 1 auto; width: 100%; }
+/* the Playground's results once another model is loaded: greyed under the line that says what they belonged to */
+#results.stale :is(#lab, #output, #stats, #snippet) { opacity: .45; filter: grayscale(1); }
 /* A library's message in the lab, the diagnoser and the fact-check is one long line: Gradio's <pre> keeps it
    on one line and scrolls, which hides its end, where the hint usually is ("...use torch.load with
    map_location=torch.device('cpu')..."). Wrap it, at spaces first. */

@@ -60,24 +60,6 @@ def devices_html(devs: list[DeviceInfo], lang: str = "en") -> str:
     return f"<table class='devices'><thead><tr>{head}</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
 
 
-def timeline_frame(rows: list[dict], gpus: bool = False, lang: str = "en"):
-    """Sampler rows -> a DataFrame for a line plot: MiB over seconds, one colour per phase
-    (process RSS, phases named in `lang`), or per GPU series when `gpus`."""
-    # samples taken before the first phase was marked belong to no phase: left out, or the plot would join
-    # the load's first reading to the generation's with one line of their shared colour
-    keep = [r for r in rows if r["phase"] and (r["series"].startswith("cuda") if gpus else r["series"] == "process RSS")]
-    df = pd.DataFrame(keep, columns=["t", "phase", "series", "bytes"])
-    df["MiB"] = df["bytes"] / 2**20
-    df["seconds"] = df["t"].round(3)
-    df["phase"] = [phase_name(p, lang) for p in df["phase"]]
-    return df[["seconds", "MiB", "phase", "series"]]
-
-
-def timeline_words(lang: str = "en") -> dict:
-    """The timeline plot's titles in `lang`: gr.LinePlot(**timeline_words(lang))."""
-    return dict(x_title=t("timeline.x", lang), y_title=t("timeline.y", lang), color_title=t("timeline.color", lang))
-
-
 def peaks_markdown(peaks: list[dict], lang: str = "en") -> str:
     if not peaks:
         return ""
@@ -187,6 +169,30 @@ def ledger_words(lang: str = "en", which: str = "process") -> dict:
     """A ledger bar plot's titles in `lang`: gr.BarPlot(**ledger_words(lang, "process" | "device"))."""
     return dict(x_title=t("ledger.y", lang), y_title=t("ledger.x", lang), color_title=t("ledger.color", lang),
                 label=t("ledger.bar." + which, lang))
+
+
+def made_with(d: dict | None) -> dict | None:
+    """The model a result was made with, as (model, device, dtype) keys: from a load report's or a generation's
+    dict; None when it names none."""
+    if not d or not d.get("model"):
+        return None
+    return {k: d.get(k) for k in ("model", "device", "dtype")}
+
+
+def stale_markdown(made: dict | None, now: dict | None, lang: str = "en") -> str:
+    """The line over results made with `made` while `now` is loaded: '' while they match (or nothing was
+    made); otherwise what they belonged to and what the visitor loaded since (or that it is gone)."""
+    if made is None or made == now:
+        return ""
+    said = (lambda m: t("page.stale.model", lang, **m))
+    if now is None:
+        return t("page.stale.gone", lang, made=said(made))
+    return t("page.stale", lang, made=said(made), now=said(now))
+
+
+def refusal_markdown(text: str, lang: str = "en") -> str:
+    """A refused request, in the panel of the button that sent it (the message may quote what was typed)."""
+    return t("page.refused", lang, text=html.escape(text, quote=False))
 
 
 def stats_from_dict(d: dict) -> GenerationStats:

@@ -219,11 +219,13 @@ def test_the_synthetic_size_cap_holds_in_the_api_and_the_page(monkeypatch):
     monkeypatch.setenv("PLAYGROUND_SYNTHETIC_MAX", "synthetic/gpt2-small")
     calls = [lambda: handlers.load_model("synthetic/gpt2-medium", "cpu", "float32"),
              lambda: handlers.estimate("synthetic/gpt2-medium", "float32"),
-             lambda: handlers.ui_load("synthetic/gpt2-medium", "cpu", "float32", "en")]
+             ]
     for call in calls:
         with pytest.raises(Exception) as e:
             call()
         assert "PLAYGROUND_SYNTHETIC_MAX" in str(e.value) and "synthetic/gpt2-small" in str(e.value)
+    said = handlers.ui_load("synthetic/gpt2-medium", "cpu", "float32", "en")[-1]  # the page: in the Load panel
+    assert "PLAYGROUND_SYNTHETIC_MAX" in said and "synthetic/gpt2-small" in said
     assert not synthetic.folder("synthetic/gpt2-medium").with_name(".tmp-gpt2-medium").exists()
 
 

@@ -5,16 +5,24 @@ import pytest
 
 from playground.hw import devices
 from playground.load import estimate, loader
-from playground.web import handlers, handlers_compare
+from playground.web import handlers, handlers_compare, results
+
+
+@pytest.fixture
+def toasts(monkeypatch) -> list:
+    """The error toasts the page's events send (outside a Gradio event nothing would be sent)."""
+    sent: list = []
+    monkeypatch.setattr(results, "log_message", lambda msg, title, level: sent.append((msg, title, level)))
+    return sent
 
 
 @pytest.mark.parametrize("lang, words", [("en", "outside the folders the playground may read"),
                                          ("zh", "不在 playground 允许读取的文件夹内")])
-def test_a_refused_load_speaks_the_page_language(lang, words):
-    with pytest.raises(gr.Error) as e:
-        handlers.ui_load("../../etc/passwd", "cpu", "float32", lang)
-    assert words in e.value.message
-    assert e.value.title == ("错误" if lang == "zh" else "Error")
+def test_a_refused_load_speaks_the_page_language_in_its_toast_and_its_panel_only(lang, words, toasts):
+    out = handlers.ui_load("../../etc/passwd", "cpu", "float32", lang)
+    assert words in out[-1]  # the Load panel's line
+    assert [o for i, o in enumerate(out) if i not in (2, len(out) - 1)] == [gr.skip()] * (len(out) - 2)  # kept
+    assert len(toasts) == 1 and words in toasts[0][0] and toasts[0][1:] == ("错误" if lang == "zh" else "Error", "error")
 
 
 def test_the_api_answers_in_english_whatever_the_page_shows():
@@ -23,10 +31,16 @@ def test_the_api_answers_in_english_whatever_the_page_shows():
     assert "outside the folders" in e.value.message
 
 
-def test_a_bad_number_on_the_chinese_page():
-    with pytest.raises(gr.Error) as e:
-        list(handlers.ui_generate("ROMEO:", 0, 0, 1, 0, False, "inputs-on-cpu", "generate", "zh", None))
-    assert "max_new_tokens 必须是" in e.value.message
+def _refusal(gen) -> str:
+    """A refused run's one update: every output skipped but its message line (the 14th)."""
+    (out,) = list(gen)
+    assert [o for i, o in enumerate(out) if i != 13] == [gr.skip()] * (len(out) - 1)
+    return out[13]
+
+
+def test_a_bad_number_on_the_chinese_page(toasts):
+    said = _refusal(handlers.ui_generate("ROMEO:", 0, 0, 1, 0, False, "inputs-on-cpu", "generate", "zh", None))
+    assert "max_new_tokens 必须是" in said and toasts
 
 
 @pytest.mark.parametrize("args, words", [
@@ -36,11 +50,9 @@ def test_a_bad_number_on_the_chinese_page():
     (("ROMEO:", 8, 0, 1, -5, "generate"), "seed"),
     (("ROMEO:", 8, 0, 1, 0, "turbo"), "Unknown engine"),
 ])
-def test_generation_settings_are_checked_at_the_edge(args, words):
+def test_generation_settings_are_checked_at_the_edge(args, words, toasts):
     prompt, n, t, p, s, engine = args
-    with pytest.raises(gr.Error) as e:
-        list(handlers.ui_generate(prompt, n, t, p, s, False, "inputs-on-cpu", engine, "en", None))
-    assert words in e.value.message
+    assert words in _refusal(handlers.ui_generate(prompt, n, t, p, s, False, "inputs-on-cpu", engine, "en", None))
 
 
 def _count(monkeypatch, module, name: str) -> list:

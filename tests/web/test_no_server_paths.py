@@ -41,9 +41,7 @@ def test_the_check_itself_finds_a_path():
 @pytest.mark.parametrize("typed", ["/etc", "../../etc/passwd", "/nonexistent/model", "~/.ssh", "gpt2/../../../../etc"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_refused_path_names_the_allowed_folders_by_role(typed, lang):
-    with pytest.raises(gr.Error) as e:
-        handlers.ui_load(typed, "cpu", "float32", lang)
-    msg = e.value.message
+    msg = handlers.ui_load(typed, "cpu", "float32", lang)[-1]  # the Load panel's line (and its toast)
     assert not leaks(msg), msg
     roles = ("the bundled models folder", "the Hugging Face cache", "PLAYGROUND_MODEL_DIRS") if lang == "en" else \
             ("内置模型文件夹", "Hugging Face 缓存", "PLAYGROUND_MODEL_DIRS")

@@ -64,3 +64,17 @@ def test_the_estimate_lists_a_first_builds_need_beside_the_loads(tmp_path, monke
         assert f"| {row} | {fmt_bytes(est.build_bytes)} |" in shown and why in shown.splitlines()[0]
     built = estimate_of("shakespeare-gpt2", "bfloat16")  # nothing to build: no such row
     assert "float32 build" not in views.estimate_markdown(built, "en")
+
+
+def test_results_made_with_another_model_say_what_they_belonged_to():
+    from playground.web import views
+
+    f32 = dict(model="shakespeare-gpt2", device="cpu", dtype="float32")
+    bf16 = dict(f32, dtype="bfloat16")
+    assert views.stale_markdown(f32, f32, "en") == "" and views.stale_markdown(None, bf16, "en") == ""
+    en, zh = views.stale_markdown(f32, bf16, "en"), views.stale_markdown(f32, bf16, "zh")
+    assert "from shakespeare-gpt2 on cpu in float32, before your load of shakespeare-gpt2 on cpu in bfloat16" in en
+    assert "来自 cpu 上 float32 的 shakespeare-gpt2" in zh and "加载 cpu 上 bfloat16 的 shakespeare-gpt2 之前" in zh
+    assert "no longer loaded" in views.stale_markdown(f32, None, "en")
+    assert views.made_with({"model": "m", "device": "cpu", "dtype": "float32", "new_tokens": 3}) == dict(
+        model="m", device="cpu", dtype="float32")

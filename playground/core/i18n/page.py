@@ -131,6 +131,17 @@ TEXT: dict[str, W] = {
     "page.decoding.custom": W("your own settings", "自定义设置"),
     "page.snippet.none": W("# The code to copy appears here after a generation, for the engine that ran it.",
                            "# 生成之后，这里会出现可复制的代码（对应所用的生成引擎）。"),
+    # a result made with another model than the one loaded now (after another Load): said, and greyed
+    "page.stale": W("**Out of date:** these results are from {made}, before your load of {now}. "
+                    "Generate (or run the mistake) again for the model loaded now.",
+                    "**已过时**：以下结果来自 {made}，是你加载 {now} 之前的结果。"
+                    "请重新生成（或重新运行错误示例），得到当前所加载模型的结果。"),
+    "page.stale.gone": W("**Out of date:** these results are from {made}, which is no longer loaded. "
+                         "Load a model and generate again.",
+                         "**已过时**：以下结果来自 {made}，该模型已不再加载。请加载模型后重新生成。"),
+    "page.stale.model": W("{model} on {device} in {dtype}", "{device} 上 {dtype} 的 {model}"),
+    # a refused request: in its toast, and in the panel of the button that sent it (nothing else changes)
+    "page.refused": W("**Refused:** {text}", "**已拒绝**：{text}"),
     # a label before what it labels, and an aside: each language's own punctuation (a Chinese label ends in a
     # full-width colon outside the bold, where Markdown can close the bold; an aside takes full-width brackets)
     "punct.labelled": W("**{label}:** {text}", "**{label}**：{text}"),

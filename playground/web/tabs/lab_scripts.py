@@ -13,10 +13,12 @@ from playground.web import handlers as h
 from playground.web.page import PRIVATE, Page
 
 
-def build(page: Page, mistake: gr.Dropdown) -> None:
+def build(page: Page, mistake: gr.Dropdown) -> gr.Accordion:
+    """The accordion (hidden: the Playground shows it while Break it is ticked) with the mistake's two scripts."""
     en, w = "en", page.words
     broken0, fix0 = h.ui_scripts(mistake.value)
-    with w(gr.Accordion(t("ui.scripts", en), open=False, elem_id="scripts"), "label", "ui.scripts"):
+    with w(gr.Accordion(t("ui.scripts", en), open=False, elem_id="scripts", visible=False), "label",
+           "ui.scripts") as scripts:
         w(gr.Markdown(t("ui.scripts.note", en)), "value", "ui.scripts.note")
         with gr.Row():
             # their labels follow the language and the mistake (a harmless order is not called a mistake)
@@ -27,3 +29,4 @@ def build(page: Page, mistake: gr.Dropdown) -> None:
     mistake.change(h.ui_scripts, mistake, [broken, fixed], **PRIVATE)
     mistake.change(h.ui_script_labels, [mistake, page.lang], [broken, fixed], **PRIVATE)
     page.on_language(lambda lang, m: list(h.ui_script_labels(m, lang)), [broken, fixed], [mistake])
+    return scripts

@@ -50,6 +50,8 @@ def build(page: Page) -> None:
                                           elem_id="fit-context", min_width=120), "label", "fit.context")
                     fit_batch = w(gr.Number(1, precision=0, minimum=1, label=t("fit.batch", en),
                                             elem_id="fit-batch", min_width=100), "label", "fit.batch")
+                # a refused Load says why here (and in its toast); the results of the model still loaded stay
+                load_note = gr.Markdown(elem_id="load-note")
                 est_md = gr.Markdown(elem_id="estimate-out")
                 with w(gr.Accordion(t("page.devices", en), open=False), "label", "page.devices"):
                     devices_md = gr.HTML(views.devices_html(devs), elem_id="devices")
@@ -59,8 +61,8 @@ def build(page: Page) -> None:
                     report_json = gr.JSON(elem_id="report-json")
                 with w(gr.Accordion(t("timeline.title", en), open=True), "label", "timeline.title"):
                     # height: room for the plot and, under it, the legend of every phase's colour
-                    timeline = w(gr.LinePlot(x="seconds", y="MiB", color="phase", height=340, elem_id="timeline",
-                                             label=t("timeline.y", en), **views.timeline_words(en)),
+                    # a Vega-Lite chart drawn whole each time (playground.web.views_timeline)
+                    timeline = w(gr.Plot(elem_id="timeline", label=t("timeline.y", en), show_label=False),
                                  "label", "timeline.y")
                     peaks_md = gr.Markdown(elem_id="peaks")
                 with w(gr.Accordion(t("ledger.title", en), open=True), "label", "ledger.title"):
@@ -99,25 +101,32 @@ def build(page: Page) -> None:
             # its words follow the language and the Break it box (a hook below): it runs a mistake when ticked
             gen_btn = gr.Button(t("page.generate", en), variant="primary", elem_id="generate")
             stop_btn = w(gr.Button(t("page.stop", en), variant="stop", elem_id="stop"), "value", "page.stop")
-        lab_md = gr.Markdown(elem_id="lab")
-        lab_scripts.build(page, mistake)
-        output = w(gr.Textbox(label=t("page.output", en), lines=8, elem_id="output"), "label", "page.output")
-        stats_md = gr.Markdown(elem_id="stats")
-        snippet_code = w(gr.Code(t("page.snippet.none", en), language="python", label=t("page.snippet", en),
-                                 interactive=False, buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
+        run_note = gr.Markdown(elem_id="run-note")  # a refused run says why here (and in its toast)
+        scripts = lab_scripts.build(page, mistake)  # shown while Break it is ticked
+        # the results of the last run, greyed under a line saying so once another model is loaded
+        with gr.Column(elem_id="results", elem_classes=["results"]) as results:
+            stale_md = gr.Markdown(elem_id="stale")
+            lab_md = gr.Markdown(elem_id="lab")
+            output = w(gr.Textbox(label=t("page.output", en), lines=8, elem_id="output"), "label", "page.output")
+            stats_md = gr.Markdown(elem_id="stats")
+            snippet_code = w(gr.Code(t("page.snippet.none", en), language="python", label=t("page.snippet", en),
+                                     interactive=False, buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
         # results as data, said again in the page's language when it changes (inside the tab: a child of
         # gr.Tabs that is not a tab shifts the tabs' labels)
         report_s, est_s, timeline_s, stats_s, lab_s, room_s, ledger_s = (gr.State(None) for _ in range(7))
+        # the model the results were made with, and (it, the model loaded now) for the stale line
+        made_s, stale_s = gr.State(None), gr.State(None)
     page.shared.update(mistake=mistake, break_on=break_on)  # the Diagnose tab opens a mistake here
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
     load_btn.click(h.ui_load, [model, device, dtype, page.lang],
                    [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s,
-                    ledger_proc, ledger_dev, ledger_md, ledger_s],
+                    ledger_proc, ledger_dev, ledger_md, ledger_s, load_note],
                    api_visibility="undocumented", **LANE
                    ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
-                          ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
+                          ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
+                                 ).then(h.ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
     est_btn.click(hm.ui_estimate, [model, device, dtype, fit_ctx, fit_batch, page.lang], [est_md, est_s],
@@ -133,15 +142,18 @@ def build(page: Page) -> None:
     gen_btn.click(h.ui_generate,
                   [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
                   [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s,
-                   ledger_proc, ledger_dev, ledger_md, ledger_s],
+                   ledger_proc, ledger_dev, ledger_md, ledger_s, run_note, made_s, stale_md, results],
                   api_visibility="undocumented", **LANE
                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
     break_on.change(h.ui_run_button, [break_on, page.lang], gen_btn, **PRIVATE)
+    break_on.change(lambda on: gr.update(visible=bool(on)), break_on, scripts, **PRIVATE)
     page.on_language(lambda lang, on: [h.ui_run_button(on, lang)], [gen_btn], [break_on])
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
     page.on_language(h.relang_play,
                      [report_md, est_md, timeline, peaks_md, stats_md, lab_md, max_new, model, engine, decoding,
                       devices_md, ledger_proc, ledger_dev, ledger_md],
                      [report_s, est_s, timeline_s, stats_s, lab_s, room_s, max_new, ledger_s])
+    page.on_language(h.relang_stale, [stale_md, results], [stale_s])
+    page.on_language(lambda lang: ["", ""], [load_note, run_note])  # a refusal answered a click: its toast said it
     page.after_language(lambda lang, book: h.ui_ledger_plots(book, lang), [ledger_proc, ledger_dev], [ledger_s])

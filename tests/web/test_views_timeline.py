@@ -1,0 +1,73 @@
+"""The timeline's chart: every phase drawn, the short ones marked with their name and duration, one colour per
+phase whatever else the run had and in either language (issue 23: load, migrate and eval drawn as dots or
+nothing, the synthetic build omitted, colours changing between renders)."""
+
+from __future__ import annotations
+
+import json
+
+from playground.web import handlers, views_timeline as vt
+
+
+def _rows(phases: list[tuple[str, float, int]]) -> list[dict]:
+    """Sampler-like process-RSS rows: per phase (name, seconds, readings), readings spread over it ("": in no
+    phase, as between a load and a generation)."""
+    rows, t = [], 0.0
+    for k, (name, secs, n) in enumerate(phases):
+        for i in range(n):
+            rows.append(dict(t=t + secs * i / n, phase=name, series="process RSS", bytes=(400 + len(rows)) * 2**20))
+        t += secs
+        if name and (k + 1 == len(phases) or not phases[k + 1][0]):  # `end_phase`: its last reading is its own
+            rows.append(dict(t=t, phase=name, series="process RSS", bytes=(400 + len(rows)) * 2**20))
+    return rows
+
+
+LOAD = [("import", 0.5, 8), ("estimate", 0.02, 2), ("build", 1.2, 18), ("tokenizer", 0.015, 1),
+        ("load", 0.17, 3), ("migrate", 0.001, 1), ("eval", 0.0004, 1)]
+
+
+def _drawn(rows, lang="en") -> dict:
+    """What the page's plot is given, read back: {phase name: colour}, and the labels of the marked phases."""
+    plot, _ = handlers.ui_timeline((rows, []), lang)
+    spec = json.loads(plot.constructor_args["value"].plot)
+    colours = spec["layer"][0]["encoding"]["color"]["scale"]
+    texts = [layer["data"]["values"][0]["label"] for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    return {"colours": dict(zip(colours["domain"], colours["range"])), "labels": texts,
+            "points": spec["layer"][0]["data"]["values"]}
+
+
+def test_every_phase_is_drawn_the_synthetic_build_included():
+    drawn = _drawn(_rows(LOAD))
+    assert list(drawn["colours"]) == [p for p, _, _ in LOAD]
+    assert {p["phase"] for p in drawn["points"]} == {p for p, _, _ in LOAD}
+
+
+def test_short_phases_are_marked_with_their_name_and_duration():
+    labels = _drawn(_rows(LOAD))["labels"]
+    # under 2% of the 1.9 s axis: estimate (20 ms), tokenizer, migrate (1 ms) and eval (0.4 ms)
+    assert [label.split(" · ")[0] for label in labels] == ["estimate", "tokenizer", "migrate", "eval"]
+    assert "migrate · 1.0 ms" in labels and "eval · 0.4 ms" in labels
+    zh = _drawn(_rows(LOAD), "zh")["labels"]
+    assert "迁移 · 1.0 ms" in zh
+
+
+def test_a_phase_keeps_its_colour_across_runs_and_languages():
+    with_build = _drawn(_rows(LOAD))["colours"]
+    without = _drawn(_rows([p for p in LOAD if p[0] != "build"]))["colours"]
+    generation = _drawn(_rows(LOAD + [("", 0.5, 1), ("prefill", 0.01, 1), ("decode", 0.3, 5)]))
+    zh = _drawn(_rows(LOAD), "zh")["colours"]
+    for phase in ("load", "migrate", "eval", "tokenizer"):
+        assert with_build[phase] == without[phase] == generation["colours"][phase]
+    assert zh["加载"] == with_build["load"] and zh["构建"] == with_build["build"]
+    assert len(set(with_build.values())) == len(with_build)  # one colour per phase
+
+
+def test_a_phase_line_runs_to_the_next_phase_but_not_across_the_idle_gap():
+    runs = vt.segments(_rows(LOAD + [("", 0.5, 1), ("prefill", 0.01, 1), ("decode", 0.3, 5)]))
+    by = {r["key"]: r for r in runs}
+    assert by["migrate"]["end"] == by["eval"]["start"]  # one reading ends migrate and starts eval
+    assert by["eval"]["end"] < by["prefill"]["start"] - 0.4  # the load's end and the generation are not joined
+
+
+def test_nothing_to_draw_is_an_empty_plot():
+    assert handlers.ui_timeline(None, "en")[0].constructor_args["value"] is None
