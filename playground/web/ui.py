@@ -40,6 +40,10 @@ def build() -> gr.Blocks:
         with gr.Tabs() as page.tabs:
             for tab in TABS:
                 tab.build(page)
+        # A Vega chart as wide as its box (the timeline) measures its box when the window resizes: one drawn or
+        # resized while its tab was hidden keeps a width of 0. A tab shown is told, in the browser alone.
+        page.tabs.select(None, None, None, js="() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 50); }",
+                         **PRIVATE)
         # The banner says the visitor's own model and, apart, how many models the server holds for how
         # many visitors: those change with other visitors' loads, so it is asked again every few seconds.
         page.wire_language()

@@ -81,7 +81,7 @@ def timeline_spec(rows: list[dict], lang: str = "en", height: int = 300) -> dict
     names = [phase_name(k, lang) for k in keys]
     colours = {"field": "phase", "type": "nominal", "title": t("timeline.color", lang),
                "scale": {"domain": names, "range": [colour(k) for k in keys]},
-               "legend": {"orient": "bottom", "columns": 7, "symbolType": "stroke"}}
+               "legend": {"orient": "right", "symbolType": "stroke"}}
     x = {"field": "seconds", "type": "quantitative", "title": t("timeline.x", lang)}
     marks = short_marks(rows, lang)
     line = {"data": {"values": frame.to_dict("records")},
