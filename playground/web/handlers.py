@@ -31,6 +31,7 @@ from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
 from playground.web import snippet as code, views
+from playground.web.pace import Pace
 from playground.web.page import waiting
 
 
@@ -272,14 +273,14 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
-        final = None
+        final, pace = None, Pace()
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
                                        session, engine, p.chat_template):
-            stats = views.stats_from_dict(d)
-            if stats.finish_reason == "running":
-                yield text, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
-            else:
+            if d["finish_reason"] != "running":
                 final = stamped(d, session)
+            elif pace.due():  # ten updates a second, not one per token: the browser renders each on these cores
+                stats = views.stats_markdown(views.stats_from_dict(d), lang)
+                yield text, stats, skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
         # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
         snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
         timeline = ui_timeline_data(session)
