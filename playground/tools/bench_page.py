@@ -79,7 +79,7 @@ def summary(name: str, rates: list[float]) -> str:
 def run(runs: int, tokens: int, dtype: str, log=print) -> dict:
     # deferred (optional): the tests' requirements, not the app's; only this command needs them
     from gradio_client import Client
-    from playwright.sync_api import sync_playwright  # deferred (optional): as above
+    from playwright.sync_api import sync_playwright  # deferred (optional): a test requirement, like the client
 
     with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
         proc, url, _ = start_server(Path(tmp))
