@@ -25,7 +25,7 @@ from pathlib import Path
 
 from playground.tools.server import start_server, stop_server
 
-CHROMIUM = os.environ.get("PLAYGROUND_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = "/usr/bin/chromium"  # Debian's; --chromium names another
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
 PROMPT = "ROMEO:"
@@ -77,7 +77,7 @@ def summary(name: str, rates: list[float]) -> str:
             f"({100 * (max(rates) - min(rates)) / med:.0f}% of the median), n={len(rates)}")
 
 
-def run(runs: int, tokens: int, dtype: str, log=print) -> dict:
+def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print) -> dict:
     # deferred (optional): the tests' requirements, not the app's; only this command needs them
     from gradio_client import Client
     from playwright.sync_api import sync_playwright  # deferred (optional): a test requirement, like the client
@@ -86,7 +86,7 @@ def run(runs: int, tokens: int, dtype: str, log=print) -> dict:
         proc, url, _ = start_server(Path(tmp))
         try:
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                browser = p.chromium.launch(executable_path=chromium, args=ARGS)
                 pg = browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US")
                 _page_setup(pg, url, dtype, tokens)
                 client = Client(url, verbose=False)
@@ -114,9 +114,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=10, help="generations per side (default 10)")
     ap.add_argument("--tokens", type=int, default=96, help="greedy new tokens per generation (default 96)")
     ap.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16", "float16"))
+    ap.add_argument("--chromium", default=CHROMIUM, help=f"the browser to drive (default {CHROMIUM})")
     a = ap.parse_args(argv)
     print(f"{MODEL} on cpu in {a.dtype}, {a.tokens} greedy tokens from {PROMPT!r}, {a.runs} generations a side")
-    r = run(a.runs, a.tokens, a.dtype)
+    r = run(a.runs, a.tokens, a.dtype, a.chromium)
     print(summary("page", r["page"]))
     print(summary("api", r["api"]))
     print(f"gap: the page's median is {r['gap_pct']:.1f}% below the API's "
