@@ -278,7 +278,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                                        session, engine, p.chat_template):
             if d["finish_reason"] != "running":
                 final = stamped(d, session)
-            elif pace.due():  # ten updates a second, not one per token: the browser renders each on these cores
+            elif pace.due():  # four updates a second, not one per token: the browser renders each on these cores
                 stats = views.stats_markdown(views.stats_from_dict(d), lang)
                 yield text, stats, skip, "", skip, skip, skip, None, skip, skip, skip, skip, skip
         # the code to copy, for the visitor's model (the one the stats name) and the engine that ran

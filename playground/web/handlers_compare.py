@@ -44,7 +44,7 @@ def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request:
     with gr_errors(lang):
         src, todo, n = _compare_request(model, pairs, max_new_tokens)
         with POOL.session("compare:" + session) as stop:
-            # the matrix reports every token; the page is told ten times a second (playground.web.pace)
+            # the matrix reports every token; the page is told four times a second (playground.web.pace)
             rows = matrix.run(src, todo, n, pool=POOL, stop=stop,
                               progress=paced(lambda f, d: progress(f, desc=in_lang(d, lang))))
     paths = matrix.export(rows, exports.new_folder())

@@ -1,9 +1,11 @@
-"""How often the page is told while a run streams: at most one update every `PAGE_EVERY` seconds.
+"""How often the page is told while a run streams: at most one update every `PAGE_EVERY` seconds (four a second).
 
 A generation yields an update per token, hundreds a second on a small model. The browser re-renders every
 update it is sent, and with `python app.py` and its browser on one machine that rendering takes the cores
 the model decodes on: the page measured 21-72 tokens/s where the API, same server, same minute, measured
-216-238. Ten updates a second is what a reader follows. `Pace.due()` says whether the next may go now; the
+216-238. Four updates a second is still a reader's pace, and measured with `python -m playground.tools.bench_page`
+(bfloat16, 96 greedy tokens, 10 generations a side) it brought the page within 4% of the API, where ten a
+second left it 16-23% below. `Pace.due()` says whether the next may go now; the
 caller always sends the last one (the final text and figures), and an update held back is only ever the
 one just before another that goes: nothing waits on the clock.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-PAGE_EVERY = 0.1  # seconds between two updates the page is sent, at least
+PAGE_EVERY = 0.25  # seconds between two updates the page is sent, at least
 
 
 class Pace:

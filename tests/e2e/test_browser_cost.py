@@ -1,5 +1,6 @@
-"""What the page costs its own measurement, in a real browser: during a Generate, a progress overlay only on
-the component that is working, and updates no more often than a reader can follow.
+"""What the page costs its own measurement, in a real browser: during a Generate, no progress overlay on a
+component that is not working (none at all: the streaming text and the stats' "generating…" say it works),
+and updates no more often than a reader can follow.
 
 Gradio draws its progress overlay (a `div.wrap` with `full` or `minimal`, `hide` when not shown) over each
 component an event names as a progress target; by default, over every output.
@@ -25,7 +26,7 @@ WATCH = """() => { window.__texts = []; const el = document.querySelector('#stat
   .observe(el, {subtree: true, childList: true, characterData: true}); }"""
 
 
-def test_generate_overlays_only_the_output_and_paces_its_updates(page):
+def test_generate_draws_no_overlay_and_paces_its_updates(page):
     page.locator("#load").click()
     page.wait_for_function("() => ((document.querySelector('#report') || {}).innerText || '').includes('no-op')",
                            timeout=60_000)
@@ -46,10 +47,10 @@ def test_generate_overlays_only_the_output_and_paces_its_updates(page):
         time.sleep(0.05)
     elapsed = time.monotonic() - start
     assert "done" in page.locator("#stats").inner_text()
-    assert seen, "no progress overlay seen at all: the check would pass on anything"
-    assert seen <= {"output", "lab"}, f"overlays on components that are not working: {sorted(seen - {'output', 'lab'})}"
+    assert not seen, f"progress overlays during a Generate, on: {sorted(seen)}"
     texts = page.evaluate("() => window.__texts")
-    # 200 tokens at some hundreds of tokens/s: one update per token would be ~200 texts; paced at 10 a second
+    assert any("generating" in s for s in texts), "the stats never said the run was going"
+    # 200 tokens at some hundreds of tokens/s: one update per token would be ~200 texts; paced at four a second
     # (and the final one), a few per second of the run, with room for the clock's slack
-    assert len(texts) <= 12 * elapsed + 5, f"{len(texts)} updates drawn in {elapsed:.1f} s"
+    assert len(texts) <= 6 * elapsed + 5, f"{len(texts)} updates drawn in {elapsed:.1f} s"
     assert "done" in texts[-1]

@@ -18,7 +18,7 @@ from playground.lab import scenarios
 from playground.load import catalog
 from playground.web import handlers as h, handlers_memory as hm, views
 from playground.web.tabs import lab_scripts
-from playground.web.page import PRIVATE, Page, working
+from playground.web.page import LANE, PRIVATE, Page, working
 
 
 def _mistakes(lang: str) -> list[tuple[str, str]]:
@@ -134,7 +134,9 @@ def build(page: Page) -> None:
                   [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
                   [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s,
                    ledger_proc, ledger_dev, ledger_md, ledger_s],
-                  api_visibility="undocumented", **working(output, lab_md)  # the text, or a mistake's run
+                  # no overlay: the text streaming in and the stats' "generating…" (a mistake's "running…") say it
+                  # works, and Gradio's tracker, redrawn while the model decodes, cost the page a third of its rate
+                  api_visibility="undocumented", show_progress="hidden", **LANE
                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
     break_on.change(h.ui_run_button, [break_on, page.lang], gen_btn, **PRIVATE)
