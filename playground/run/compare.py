@@ -27,7 +27,7 @@ from playground.core import settings, threads
 from playground.core.errors import UserError, shown
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
-from playground.hw import bandwidth, devices, ledger, memory, sampler
+from playground.hw import bandwidth, busy, devices, ledger, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import estimate, loader
 from playground.load.catalog import ModelSource
@@ -47,7 +47,7 @@ CSV_COLUMNS = (
     "decode_min_tokens_per_s", "decode_max_tokens_per_s", "weights_bytes", "rss_start", "peak_rss", "peak_rss_growth",
     "peak_vram", "bandwidth_gbps", "bound_tokens_per_s", "percent_of_bound", "bound", "step_ms", "weights_read_ms",
     "file_backed_bytes", "weights_estimate_bytes", "weights_error_pct", "kv_bytes", "kv_estimate_bytes", "kv_error_pct",
-    "activation_bytes", "finish_reason", "error",
+    "activation_bytes", "finish_reason", "load_average", "cores", "error",
 )
 
 
@@ -95,6 +95,8 @@ class CompareRow:
     activation_bytes: int | None = None  # the prefill's peak above what stayed
     ledger: list[dict] = field(default_factory=list)
     finish_reason: str | None = None
+    load_average: float | None = None  # the machine's 1-minute load average after the timed runs (hw.busy)
+    cores: int | None = None  # the cores this process may use: a load above them shared the CPU
     # why the pair failed: our own refusal (a UserError, the memory check's) as words, said in the page's
     # language; a library's own message as it is. The API's `error` is the English, `error_zh` the Chinese
     # of our own words ("" for a library's message).
@@ -238,6 +240,7 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
         finally:
             del lm
     row.runs = len(timed)
+    row.load_average, row.cores = busy.load_average(), busy.cores()
     row.phases = [p.to_dict() for p in s.peaks()]
     row.rss_start = s.samples[0].rss
     row.peak_rss = max(x.rss for x in s.samples)
@@ -286,6 +289,20 @@ def _medians(row: CompareRow, timed: list) -> None:
         if row.bound_tokens_per_s:
             row.percent_of_bound = 100.0 * row.decode_tokens_per_s / row.bound_tokens_per_s
             row.bound = "memory" if row.percent_of_bound >= MEMORY_BOUND else "overhead"
+
+
+def ranking(rows) -> list[tuple[dict, dict, bool]]:
+    """The rows that decoded, fastest median first, as neighbours (faster, slower, told apart). Told apart
+    when each ran at least twice and every timed run of the faster beat every run of the slower (their
+    min-max spreads do not overlap); otherwise this run cannot tell which is faster, whatever the medians say."""
+    done = sorted((d for d in _as_dicts(rows) if d.get("decode_tokens_per_s")),
+                  key=lambda d: d["decode_tokens_per_s"], reverse=True)
+    out = []
+    for a, b in zip(done, done[1:]):
+        apart = (min(a.get("runs") or 0, b.get("runs") or 0) >= 2
+                 and a["decode_min_tokens_per_s"] > b["decode_max_tokens_per_s"])
+        out.append((a, b, apart))
+    return out
 
 
 # -- export ---------------------------------------------------------------------

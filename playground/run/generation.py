@@ -51,6 +51,10 @@ class GenerationStats:
     device: str = ""
     dtype: str = ""
     waiting: int | None = None  # other visitors waiting for the lane when the run ended (the page's queue)
+    # the machine's 1-minute load average when the run ended, and the cores this process may use
+    # (playground.hw.busy): above the cores, the run shared the CPU with other work
+    load_average: float | None = None
+    cores: int | None = None
     # every byte once the last token is out, the cache still held (playground.run.accounting): part dicts
     ledger: list[dict] = field(default_factory=list)
 

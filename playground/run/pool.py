@@ -20,7 +20,7 @@ from typing import Iterator
 from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams, Placement
-from playground.hw import ledger, memory
+from playground.hw import busy, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype, dtype_name
 from playground.hw.sampler import Sampler, marking_progress
 from playground.load import estimate, loader, placement as placing
@@ -265,6 +265,7 @@ class ModelPool:
                     for k, v in made_by.items():
                         setattr(stats, k, v)
                     if stats.finish_reason != "running":
+                        stats.load_average, stats.cores = busy.load_average(), busy.cores()
                         stats.ledger = ledger.as_dicts(meter.parts(stats.prompt_tokens, stats.new_tokens))
                         meter.release()
                     yield text, stats

@@ -12,7 +12,7 @@ import time
 from playground.core.i18n import t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
-from playground.hw import zerogpu
+from playground.hw import busy, zerogpu
 from playground.load.loader import LoadReport
 from playground.run import decode
 from playground.run.generation import GenerationStats
@@ -40,6 +40,11 @@ def waited(n: int | None, lang: str = "en") -> str:
     if n is None:
         return ""
     return t("pool.waited", lang, n=n) if n else t("pool.waited_none", lang)
+
+
+def busy_note(load: float | None, cores: int | None, lang: str = "en") -> str:
+    """'' on a machine that had a core for everything; else that the figure shared the CPU (hw.busy)."""
+    return t("stats.busy", lang, load=load, cores=cores) if busy.busy(load, cores) else ""
 
 
 def secs(s: float) -> str:
@@ -174,6 +179,8 @@ def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     chat = " · " + t("stats.chat_applied", lang) if s.chat_template_applied else ""
     made = t("stats.model", lang, model=s.model, device=s.device, dtype=s.dtype) if s.model else ""
     after = f"\n\n_{waited(s.waiting, lang)}_" if s.waiting is not None else ""
+    if busy_note(s.load_average, s.cores, lang):
+        after += f"\n\n⚠️ _{busy_note(s.load_average, s.cores, lang)}_"
     return (f"**{state}** · {t('stats.mode', lang)}: {mode}{chat}{made}\n\n" + table(head, [cells], "rrrrr")
             + after)
 

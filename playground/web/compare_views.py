@@ -12,8 +12,8 @@ import pandas as pd
 from playground.core import markdown
 from playground.core.i18n import in_lang, t
 from playground.core.units import fmt_bytes
-from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP
-from playground.run.render import secs, waited
+from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP, ranking
+from playground.run.render import busy_note, secs, waited
 
 # (column of the frame, words of the chart's title); the x axis is the pair, in the table's order
 CHARTS = (("load_s", "cmp.chart.load"), ("migrate_s", "cmp.chart.migrate"), ("ttft_s", "cmp.chart.ttft"),
@@ -77,9 +77,31 @@ def table(rows, lang: str = "en") -> str:
             rate += " · " + t("cmp.tokens_cell", lang, n=d.get("decode_tokens"))
         cells.append((d["pair"], status, runs, f("load_s"), f("migrate_s"), ttft, rate, _bound(d, lang),
                       fmt_bytes(d.get("peak_rss")), _memory(d, lang)))
-    notes = [t("cmp.repeat", lang, warmup=WARMUP, runs=RUNS), t("cmp.bound.explain", lang, limit=MEMORY_BOUND)]
+    notes = [*rank_sentences(rows, lang), *busy_sentences(rows, lang),
+             t("cmp.repeat", lang, warmup=WARMUP, runs=RUNS), t("cmp.bound.explain", lang, limit=MEMORY_BOUND)]
     warn = "> ⚠️ " + label.text(lang) + "\n\n" if label else ""
     return warn + markdown.table(head, cells, "lllrrrrlrr") + "\n\n" + "\n\n".join(notes)
+
+
+def rank_sentences(rows, lang: str = "en") -> list[str]:
+    """Neighbours in decode rate, fastest first: told apart, or "cannot tell" where their spreads overlap."""
+    out = []
+    for a, b, apart in ranking(rows):
+        figures = dict(a=a["pair"], b=b["pair"], a_lo=f"{a['decode_min_tokens_per_s']:.1f}",
+                       a_hi=f"{a['decode_max_tokens_per_s']:.1f}", b_lo=f"{b['decode_min_tokens_per_s']:.1f}",
+                       b_hi=f"{b['decode_max_tokens_per_s']:.1f}")
+        out.append(t("cmp.rank.apart" if apart else "cmp.rank.overlap", lang, **figures))
+    return out
+
+
+def busy_sentences(rows, lang: str = "en") -> list[str]:
+    """Each row whose runs ended while the machine was busy, said so beside the table."""
+    out = []
+    for d in _dicts(rows):
+        note = busy_note(d.get("load_average"), d.get("cores"), lang)
+        if note:
+            out.append("⚠️ " + t("cmp.busy", lang, pair=d["pair"], said=note))
+    return out
 
 
 def _memory(d: dict, lang: str) -> str:

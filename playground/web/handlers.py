@@ -34,6 +34,7 @@ from playground.run.pool import POOL
 from playground.web import snippet as code, views
 from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
                                    ui_stale, ui_timeline, ui_timeline_data)
+from playground.web.pace import Pace
 from playground.web.page import waiting
 
 
@@ -260,17 +261,17 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
-        final, text, first = None, "", True
+        final, text, first, pace = None, "", True, Pace()
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
                                        session, engine, p.chat_template):
-            stats = views.stats_from_dict(d)
-            if stats.finish_reason == "running":
+            if d["finish_reason"] != "running":
+                final = stamped(d, session)
+            elif pace.due():  # the first at once, then four updates a second, not one per token: the browser renders each on these cores
                 # the box shows again (a lab run hid it) with the first token; after it, the text alone
                 out = gr.update(value=text, visible=True) if first else text
                 first = False
-                yield out, views.stats_markdown(stats, lang), skip, "", skip, skip, skip, None, *[skip] * 5, "", skip, skip, skip
-            else:
-                final = stamped(d, session)
+                stats = views.stats_markdown(views.stats_from_dict(d), lang)
+                yield out, stats, skip, "", skip, skip, skip, None, *[skip] * 5, "", skip, skip, skip
     except UserError as e:
         yield (*[skip] * 13, refused(e, lang), skip, skip, skip)
         return

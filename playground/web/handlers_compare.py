@@ -18,6 +18,7 @@ from playground.run import compare as matrix
 from playground.run.pool import POOL
 from playground.web import compare_views as cmp_views
 from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.pace import paced
 from playground.web.page import waiting
 
 
@@ -43,8 +44,9 @@ def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request:
     with gr_errors(lang):
         src, todo, n = _compare_request(model, pairs, max_new_tokens)
         with POOL.session("compare:" + session) as stop:
+            # the matrix reports every token; the page is told four times a second (playground.web.pace)
             rows = matrix.run(src, todo, n, pool=POOL, stop=stop,
-                              progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
+                              progress=paced(lambda f, d: progress(f, desc=in_lang(d, lang))))
     paths = matrix.export(rows, exports.new_folder())
     result = (list(rows), rows.beside, waiting(session))
     # The charts are emptied here and drawn by `ui_compare_charts`, chained after this event: Gradio 6's bar

@@ -21,8 +21,15 @@ from playground.core.i18n import t
 # wait their turn (so no measurement shares the CPU or a GPU with another).
 LANE_ID = "model"
 LANE = dict(concurrency_id=LANE_ID, concurrency_limit=1)
-# Events that only read or stop: no queue, not in the API.
-PRIVATE = dict(queue=False, api_visibility="private")
+# Events that only read or stop: no queue, not in the API, and no progress overlay (a language switch or the
+# banner's timer would otherwise draw one over every component it updates).
+PRIVATE = dict(queue=False, api_visibility="private", show_progress="hidden")
+
+
+def working(*components) -> dict:
+    """A lane event's progress shown only on the component whose result it is working on (Gradio draws it on
+    every output otherwise: during a Compare or a Generate, nine overlays, each refreshed with every update)."""
+    return dict(LANE, show_progress_on=list(components))
 
 
 def waiting(session: str) -> int | None:

@@ -102,6 +102,9 @@ def test_compare_runs_in_the_lane_beside_the_pools_models_and_unloads_none(pool)
     assert pool.current("a")[0] is model  # the very model, not one loaded back
     *_, (text, stats) = pool.generate("ROMEO:", GenerationParams(4), session="a")
     assert stats.dtype == "float32" and stats.new_tokens == 4
+    # each figure carries how busy the machine was when it ended (the page's caveat reads them)
+    assert stats.load_average is not None and stats.cores >= 1
+    assert rows[0].load_average is not None and rows[0].cores == stats.cores
 
 
 def test_a_pair_that_does_not_fit_beside_the_pool_is_refused_saying_so(pool, monkeypatch):

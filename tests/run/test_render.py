@@ -24,3 +24,22 @@ def test_every_engines_updates_carry_the_budget(bundled):
     for engine in generation.ENGINES:
         for _, stats in decode.stream_engine(engine, bundled.model, bundled.tokenizer, "cpu", "ROMEO:", p):
             assert stats.max_new_tokens == 12, engine
+
+
+def _done(load: float | None, cores: int | None) -> GenerationStats:
+    return GenerationStats(new_tokens=64, ttft_seconds=0.01, decode_seconds=0.3, tokens_per_second=210.0,
+                           total_seconds=0.31, finish_reason="length", max_new_tokens=64, load_average=load,
+                           cores=cores)
+
+
+def test_a_rate_measured_on_a_busy_machine_says_so_in_both_languages():
+    """The load average is the run's own (injected here, not this machine's): above the cores, the caveat."""
+    en, zh = render.stats_markdown(_done(3.4, 2), "en"), render.stats_markdown(_done(3.4, 2), "zh")
+    assert "measured while the machine was busy (load average 3.4 on 2 cores)" in en
+    assert "测量时机器正忙（2 个核心上的负载均值为 3.4）" in zh
+
+
+def test_a_rate_measured_with_a_core_to_spare_has_no_caveat():
+    for load, cores in ((1.9, 2), (2.0, 2), (None, 2), (5.0, None)):
+        text = render.stats_markdown(_done(load, cores), "en") + render.stats_markdown(_done(load, cores), "zh")
+        assert "busy" not in text and "正忙" not in text, (load, cores)

@@ -92,3 +92,34 @@ def test_a_compare_request_checks_once_and_guards_each_row_once(monkeypatch):
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert [(r["warmup"], r["runs"]) for r in rows] == [(1, 3), (1, 3)]
     assert len(discovered) == 1 and len(guarded) == 2  # nothing is loaded back: Compare borrows nothing
+
+
+def _fake_generation(clock: list, n: int, step_s: float):
+    """`n` running updates `step_s` apart on the fake clock, then the final one."""
+    def gen(prompt, max_new, temperature, top_p, seed, session, engine, chat):
+        for k in range(1, n + 1):
+            clock[0] += step_s
+            yield "x" * k, dict(finish_reason="running", new_tokens=k, max_new_tokens=n, prompt_tokens=2)
+        yield "x" * n, dict(finish_reason="length", new_tokens=n, max_new_tokens=n, prompt_tokens=2,
+                            ttft_seconds=0.01, decode_seconds=n * step_s, tokens_per_second=1 / step_s,
+                            total_seconds=n * step_s)
+    return gen
+
+
+@pytest.mark.parametrize("step_s", [0.001, 0.004, 0.5])
+def test_the_page_is_told_at_most_four_times_a_second_and_always_the_last(monkeypatch, step_s):
+    """A token every `step_s` (1000, 250, 2 a second): the page gets one update per PAGE_EVERY at most, and the
+    final text and figures always; a slow run still gets every token."""
+    from playground.web import pace
+
+    clock = [0.0]
+    monkeypatch.setattr(pace.time, "monotonic", lambda: clock[0])
+    n = 400 if step_s < 0.1 else 6
+    monkeypatch.setattr(handlers, "generate_on_gpu", _fake_generation(clock, n, step_s))
+    out = list(handlers.ui_generate("ROMEO:", n, 0, 1, 0, False, "inputs-on-cpu", "generate", "en", None))
+    seconds = n * step_s
+    assert len(out) <= seconds / pace.PAGE_EVERY + 2, f"{len(out)} updates in {seconds:.1f} s"
+    text = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (the box shown again: an update)
+    assert text(out[-1][0]) == "x" * n and "length" not in out[-1][1] and out[-1][6]["finish_reason"] == "length"
+    if step_s >= pace.PAGE_EVERY:
+        assert len(out) == n + 1  # every token, and the final update

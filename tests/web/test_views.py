@@ -78,3 +78,35 @@ def test_results_made_with_another_model_say_what_they_belonged_to():
     assert "no longer loaded" in views.stale_markdown(f32, None, "en")
     assert views.made_with({"model": "m", "device": "cpu", "dtype": "float32", "new_tokens": 3}) == dict(
         model="m", device="cpu", dtype="float32")
+
+
+def _ranked(pair: str, lo: float, mid: float, hi: float, runs: int = 3, load: float | None = 0.5) -> CompareRow:
+    return CompareRow(pair=pair, model="m", device="cpu", dtype=pair.split("/")[1], status="ok", runs=runs,
+                      decode_tokens_per_s=mid, decode_min_tokens_per_s=lo, decode_max_tokens_per_s=hi,
+                      decode_tokens=15, load_average=load, cores=2)
+
+
+def test_compare_cannot_tell_two_rows_whose_spreads_overlap():
+    rows = [_ranked("cpu/float32", 180.0, 230.0, 240.0), _ranked("cpu/bfloat16", 150.0, 200.0, 235.0)]
+    en, zh = compare_views.table(rows, "en"), compare_views.table(rows, "zh")
+    assert ("**cpu/float32** and **cpu/bfloat16**: their spreads overlap (180.0–240.0 and 150.0–235.0 tokens/s), "
+            "so this run cannot tell which decodes faster") in en
+    assert "分不出哪个解码更快" in zh
+    assert "decodes faster than" not in en
+
+
+def test_compare_ranks_two_rows_apart_only_when_every_run_beat_every_run():
+    rows = [_ranked("cpu/bfloat16", 90.0, 95.0, 99.0), _ranked("cpu/float32", 200.0, 230.0, 240.0)]
+    en = compare_views.table(rows, "en")
+    assert "**cpu/float32** decodes faster than **cpu/bfloat16**" in en and "cannot tell" not in en
+    # one timed run each: no spread, so nothing is told apart
+    once = [_ranked("cpu/bfloat16", 95.0, 95.0, 95.0, runs=1), _ranked("cpu/float32", 230.0, 230.0, 230.0, runs=1)]
+    assert "cannot tell" in compare_views.table(once, "en")
+
+
+def test_compare_says_which_rows_ran_on_a_busy_machine():
+    rows = [_ranked("cpu/float32", 180.0, 230.0, 240.0, load=4.2), _ranked("cpu/bfloat16", 150.0, 200.0, 235.0)]
+    en, zh = compare_views.table(rows, "en"), compare_views.table(rows, "zh")
+    assert "**cpu/float32**: measured while the machine was busy (load average 4.2 on 2 cores)" in en
+    assert "cpu/bfloat16**: measured" not in en
+    assert "**cpu/float32**：测量时机器正忙（2 个核心上的负载均值为 4.2）" in zh

@@ -53,6 +53,18 @@ TEXT: dict[str, W] = {
         "每个组合：加载一次，先做 **{warmup}** 次不计时的预热生成，再做 **{runs}** 次计时生成（同样的贪心 token）；"
         "表格给出计时运行的中位数和范围（最小–最大）。",
     ),
+    "cmp.rank.apart": W(
+        "**{a}** decodes faster than **{b}**: every timed run of one beat every run of the other "
+        "({a_lo}–{a_hi} against {b_lo}–{b_hi} tokens/s).",
+        "**{a}** 解码比 **{b}** 快：前者每一次计时运行都快于后者的每一次（{a_lo}–{a_hi} 对 {b_lo}–{b_hi} tokens/s）。",
+    ),
+    "cmp.rank.overlap": W(
+        "**{a}** and **{b}**: their spreads overlap ({a_lo}–{a_hi} and {b_lo}–{b_hi} tokens/s), so this run "
+        "cannot tell which decodes faster; more tokens per run, or running it again, may.",
+        "**{a}** 和 **{b}**：两者的范围有重叠（{a_lo}–{a_hi} 与 {b_lo}–{b_hi} tokens/s），"
+        "所以这次运行分不出哪个解码更快；每次生成更多 token，或再运行一次，也许可以。",
+    ),
+    "cmp.busy": W("**{pair}**: {said}", "**{pair}**：{said}"),
     "cmp.chart.load": W("load (s)", "加载（秒）"),
     "cmp.chart.migrate": W("migrate (s)", "迁移（秒）"),
     "cmp.chart.ttft": W("time to first token (s)", "首个 token 耗时（秒）"),

@@ -9,6 +9,10 @@ TEXT: dict[str, W] = {
     "stats.left": W("{n} of {max} tokens; about {left} more at this rate, if it runs to {max}",
                     "已生成 {n}/{max} 个 token；按现在的速度，生成满 {max} 个还要约 {left}"),
     "stats.done": W("done ({reason})", "完成（{reason}）"),
+    "stats.busy": W("measured while the machine was busy (load average {load:.1f} on {cores} cores): other work "
+                    "shared the CPU, so the rates are lower than this machine gives",
+                    "测量时机器正忙（{cores} 个核心上的负载均值为 {load:.1f}）：其他任务在分用 CPU，"
+                    "所以这些速度低于这台机器本来的水平"),
     "stats.mode": W("mode", "模式"),
     "stats.model": W(" · model: `{model}` ({device}, {dtype})", " · 模型：`{model}`（{device}，{dtype}）"),
     "stats.greedy": W("greedy", "贪心解码"),

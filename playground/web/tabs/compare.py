@@ -13,7 +13,7 @@ from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
 from playground.web import compare_views as views, handlers_compare as hc
-from playground.web.page import LANE, PRIVATE, Page
+from playground.web.page import PRIVATE, Page, working
 
 
 def build(page: Page) -> None:
@@ -43,7 +43,7 @@ def build(page: Page) -> None:
                   "label", "page.compare.files")
         result = gr.State(None)  # (rows, what they ran beside, visitors waiting); inside the tab (a child of gr.Tabs)
     run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
-              api_visibility="private", **LANE
+              api_visibility="private", **working(table)
               ).success(hc.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see hc.ui_compare
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
     page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],

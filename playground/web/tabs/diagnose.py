@@ -22,7 +22,8 @@ def build(page: Page) -> None:
         # the link to the lab: the first match that the lab reproduces, opened in the Playground tab
         open_lab = gr.Button(visible=False, elem_id="diagnose-open")
         found = gr.State(None)  # the diagnosis, as data: said again when the language changes
-    run.click(h.ui_diagnose, [box, page.lang], [out, bar, found, open_lab], api_visibility="private"
+    run.click(h.ui_diagnose, [box, page.lang], [out, bar, found, open_lab], api_visibility="private",
+              show_progress_on=[out]
               ).then(h.ui_oom_bar, [found, page.lang], bar, **PRIVATE)
     open_lab.click(h.ui_open_in_lab, found, [page.tabs, page.shared["mistake"], page.shared["break_on"]], **PRIVATE)
     page.on_language(lambda lang, f: [*h.relang_diagnose(lang, f), h.ui_open_button(f, lang)],

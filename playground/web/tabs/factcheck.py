@@ -8,7 +8,7 @@ from playground.core.i18n import t
 from playground.lab import factcheck
 from playground.lab.factcheck import render
 from playground.web import handlers as h
-from playground.web.page import LANE, Page
+from playground.web.page import Page, working
 
 
 def _choices(lang: str) -> list[tuple[str, str]]:
@@ -27,7 +27,7 @@ def build(page: Page) -> None:
             every = w(gr.Button(t("page.factcheck.all", en), elem_id="fact-all"), "value", "page.factcheck.all")
         out = gr.Markdown(elem_id="fact-out")
         results = gr.State([])  # the results as data: said again in the page's language on a switch
-    one.click(h.ui_fact_check, [claim, page.lang], [out, results], api_visibility="private", **LANE)
-    every.click(h.ui_fact_checks, [page.lang], [out, results], api_visibility="private", **LANE)
+    one.click(h.ui_fact_check, [claim, page.lang], [out, results], api_visibility="private", **working(out))
+    every.click(h.ui_fact_checks, [page.lang], [out, results], api_visibility="private", **working(out))
     page.on_language(lambda lang, rs: [gr.update(choices=_choices(lang)), render.many(rs or [], lang)],
                      [claim, out], [results])

@@ -7,7 +7,7 @@ import gradio as gr
 from playground.core.i18n import t
 from playground.lab import render
 from playground.web import handlers as h
-from playground.web.page import LANE, Page
+from playground.web.page import Page, working
 
 
 def build(page: Page) -> None:
@@ -19,6 +19,6 @@ def build(page: Page) -> None:
             half = w(gr.Button(t("page.inspect.half", en), elem_id="inspect-half"), "value", "page.inspect.half")
         out = gr.Markdown(elem_id="inspect")
         found = gr.State(None)  # the inspection, as data: said again when the language changes
-    loaded.click(h.ui_inspect_loaded, page.lang, [out, found], api_visibility="private", **LANE)
-    half.click(h.ui_inspect_half, page.lang, [out, found], api_visibility="private", **LANE)
+    loaded.click(h.ui_inspect_loaded, page.lang, [out, found], api_visibility="private", **working(out))
+    half.click(h.ui_inspect_half, page.lang, [out, found], api_visibility="private", **working(out))
     page.on_language(lambda lang, f: [render.inspect_markdown(f, lang) if f is not None else ""], [out], [found])

@@ -18,7 +18,7 @@ from playground.lab import scenarios
 from playground.load import catalog
 from playground.web import handlers as h, handlers_memory as hm, views
 from playground.web.tabs import lab_scripts
-from playground.web.page import LANE, PRIVATE, Page
+from playground.web.page import LANE, PRIVATE, Page, working
 
 
 def _mistakes(lang: str) -> list[tuple[str, str]]:
@@ -123,14 +123,14 @@ def build(page: Page) -> None:
     load_btn.click(h.ui_load, [model, device, dtype, page.lang],
                    [report_md, report_json, page.status, timeline, peaks_md, report_s, timeline_s,
                     ledger_proc, ledger_dev, ledger_md, ledger_s, load_note],
-                   api_visibility="undocumented", **LANE
+                   api_visibility="undocumented", **working(report_md)
                    ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
                           ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
                                  ).then(h.ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
     est_btn.click(hm.ui_estimate, [model, device, dtype, fit_ctx, fit_batch, page.lang], [est_md, est_s],
-                  api_visibility="private", **LANE)
+                  api_visibility="private", **working(est_md))
     # max_new_tokens' top follows what the prompt leaves of the context, as the visitor types
     for comp in (prompt, chat):
         comp.change(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s],
@@ -143,7 +143,9 @@ def build(page: Page) -> None:
                   [prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
                   [output, stats_md, snippet_code, lab_md, timeline, peaks_md, stats_s, lab_s, timeline_s,
                    ledger_proc, ledger_dev, ledger_md, ledger_s, run_note, made_s, stale_md, results],
-                  api_visibility="undocumented", **LANE
+                  # no overlay: the text streaming in and the stats' "generating…" (a mistake's "running…") say it
+                  # works, and Gradio's tracker, redrawn while the model decodes, cost the page a third of its rate
+                  api_visibility="undocumented", show_progress="hidden", **LANE
                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
     break_on.change(h.ui_run_button, [break_on, page.lang], gen_btn, **PRIVATE)

@@ -6,7 +6,7 @@ import gradio as gr
 
 from playground.core.i18n import t
 from playground.web import handlers_speed as hs, views_speed as views
-from playground.web.page import LANE, Page
+from playground.web.page import Page, working
 
 
 def build(page: Page) -> None:
@@ -50,8 +50,8 @@ def build(page: Page) -> None:
 
     # Each measurement takes the model lane: it holds the shared model, and timings taken while a
     # generation runs beside them would measure both.
-    bw_btn.click(hs.ui_bandwidth, page.lang, [bw_md, bw_data], api_visibility="private", **LANE)
-    kv_btn.click(hs.ui_kv, page.lang, [kv_md, kv_bytes, kv_time, kv_data], api_visibility="private", **LANE)
+    bw_btn.click(hs.ui_bandwidth, page.lang, [bw_md, bw_data], api_visibility="private", **working(bw_md))
+    kv_btn.click(hs.ui_kv, page.lang, [kv_md, kv_bytes, kv_time, kv_data], api_visibility="private", **working(kv_md))
     eng_btn.click(hs.ui_engines, [tokens, with_compiled, page.lang], [eng_md, eng_data], api_visibility="private",
-                  **LANE)
+                  **working(eng_md))
     page.on_language(hs.rerender, [bw_md, kv_md, kv_bytes, kv_time, eng_md], [bw_data, kv_data, eng_data])

@@ -12,7 +12,7 @@ from gradio.context import Context
 
 from playground.core.i18n import t
 from playground.web import handlers_lesson as hl, lesson, views_lesson as views
-from playground.web.page import LANE, PRIVATE, Page
+from playground.web.page import PRIVATE, Page, working
 
 FIRST = lesson.STEPS[0].id
 
@@ -44,7 +44,7 @@ def build(page: Page) -> None:
     back.click(lambda s: hl.ui_move(s, -1), path, path, **PRIVATE)
     nxt.click(lambda s: hl.ui_move(s, 1), path, path, **PRIVATE)
     run.click(hl.ui_run, [path, results, page.lang], [said, figures, page.status, results], api_visibility="private",
-              **LANE)
+              **working(said))
     if isinstance(tabs, gr.Tabs):
         deeper.click(hl.ui_deeper, path, tabs, **PRIVATE)
     # Back where the visitor was: the browser's stored step, restored when the page opens.

@@ -1,0 +1,129 @@
+"""What the page costs its own measurement: a Generate's decode rate in Chromium against the API's, one server.
+
+    python -m playground.tools.bench_page                       # 10 + 10 generations, bfloat16, 96 greedy tokens
+    python -m playground.tools.bench_page --runs 10 --dtype float32 --tokens 128
+
+One `python app.py` (`playground.tools.server`), one headless Chromium on this same machine (as with
+`python app.py` and a browser on a laptop): the page loads the bundled model, the API client holds the
+same model (shared by the pool), and both generate the same greedy tokens from the same prompt. Their
+generations alternate (page, API, page, ...) after one warm-up each, so both meet the same background
+load. The page's figure is the decode rate its stats show (measured by the server while the browser
+renders the stream); the API's, the one its final update carries. Prints each side's median, its
+spread (min-max), the page's gap against the API in % (of the medians, and the median of each
+back-to-back pair's), and the load average around the runs: above the cores, the figures shared the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from playground.tools.server import start_server, stop_server
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; --chromium names another
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
+PROMPT = "ROMEO:"
+MODEL = "shakespeare-gpt2"
+# The stats' own markdown (not Gradio's overlay around it) once the run is done, and different from `before`.
+STATS = "((document.querySelector('#stats [data-testid=markdown]') || {}).innerText || '')"
+RATE = re.compile(r"([\d.]+) tokens/s")
+
+
+def _page_setup(pg, url: str, dtype: str, tokens: int) -> None:
+    pg.goto(url)
+    pg.wait_for_selector("button[role=tab]", timeout=60_000)
+    pg.locator("button[role=tab]", has_text=re.compile("^(Playground|游乐场)$")).click()
+    pg.wait_for_selector("#load", timeout=60_000)
+    pg.locator("#dtype label", has_text=dtype).click()
+    pg.locator("#load").click()
+    pg.wait_for_function("() => ((document.querySelector('#report') || {}).innerText || '').includes('no-op')",
+                         timeout=120_000, polling=250)
+    pg.locator("#decoding label", has_text="greedy").click()
+    pg.locator("#prompt textarea").fill(PROMPT)
+    box = pg.locator("#max-new input[type=number]")
+    box.fill(str(tokens))
+    box.press("Enter")
+    time.sleep(1.0)  # the slider's own events settle before the first run
+
+
+def page_run(pg) -> float:
+    """One Generate pressed in the page; the decode rate its finished stats show."""
+    before = pg.evaluate("() => " + STATS)
+    pg.locator("#generate").click()
+    # polled every 250 ms, not every frame: the watcher must not be what slows the page
+    pg.wait_for_function(f"(before) => {{ const s = {STATS}; return s !== before && s.includes('done'); }}",
+                         arg=before, timeout=180_000, polling=250)
+    text = pg.evaluate("() => " + STATS)
+    m = RATE.search(text)
+    if not m:
+        raise RuntimeError(f"no decode rate in the page's stats: {text[:300]}")
+    return float(m.group(1))
+
+
+def api_run(client, tokens: int) -> float:
+    _, stats = client.predict(PROMPT, tokens, 0.0, 1.0, 0, api_name="/generate")
+    return float(stats["tokens_per_second"])
+
+
+def summary(name: str, rates: list[float]) -> str:
+    med = statistics.median(rates)
+    return (f"{name:>4}: median {med:7.1f} tokens/s, spread {min(rates):.1f}-{max(rates):.1f} "
+            f"({100 * (max(rates) - min(rates)) / med:.0f}% of the median), n={len(rates)}")
+
+
+def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print) -> dict:
+    # deferred (optional): the tests' requirements, not the app's; only this command needs them
+    from gradio_client import Client
+    from playwright.sync_api import sync_playwright  # deferred (optional): a test requirement, like the client
+
+    with tempfile.TemporaryDirectory(prefix="bench-page-") as tmp:
+        proc, url, _ = start_server(Path(tmp))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+                pg = browser.new_page(viewport={"width": 1280, "height": 1600}, locale="en-US")
+                _page_setup(pg, url, dtype, tokens)
+                client = Client(url, verbose=False)
+                client.predict(MODEL, "cpu", dtype, api_name="/load_model")
+                page_run(pg), api_run(client, tokens)  # warm-up, one each
+                load_before = os.getloadavg()[0]
+                page, api = [], []
+                for i in range(runs):
+                    page.append(page_run(pg))
+                    api.append(api_run(client, tokens))
+                    log(f"  run {i + 1:2d}: page {page[-1]:7.1f}   api {api[-1]:7.1f} tokens/s")
+                load_after = os.getloadavg()[0]
+                browser.close()
+        finally:
+            stop_server(proc)
+    gap = 100 * (statistics.median(api) - statistics.median(page)) / statistics.median(api)
+    # each page run against the API run right after it: a burst of load from elsewhere hits both
+    paired = 100 * (1 - statistics.median(p / a for p, a in zip(page, api)))
+    return dict(page=page, api=api, gap_pct=gap, paired_gap_pct=paired, load=(load_before, load_after),
+                cores=os.cpu_count())
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=10, help="generations per side (default 10)")
+    ap.add_argument("--tokens", type=int, default=96, help="greedy new tokens per generation (default 96)")
+    ap.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16", "float16"))
+    ap.add_argument("--chromium", default=CHROMIUM, help=f"the browser to drive (default {CHROMIUM})")
+    a = ap.parse_args(argv)
+    print(f"{MODEL} on cpu in {a.dtype}, {a.tokens} greedy tokens from {PROMPT!r}, {a.runs} generations a side")
+    r = run(a.runs, a.tokens, a.dtype, a.chromium)
+    print(summary("page", r["page"]))
+    print(summary("api", r["api"]))
+    print(f"gap: the page's median is {r['gap_pct']:.1f}% below the API's "
+          f"(median of the back-to-back pairs: {r['paired_gap_pct']:.1f}%)")
+    print(f"load average (1 min) {r['load'][0]:.2f} before, {r['load'][1]:.2f} after, on {r['cores']} cores")
+
+
+if __name__ == "__main__":
+    main()
