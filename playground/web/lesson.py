@@ -20,7 +20,7 @@ import torch
 
 from playground.core import threads
 from playground.core.errors import UserError
-from playground.core.i18n import Said, in_lang, said
+from playground.core.i18n import Said, in_lang, said, t
 from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_NAME
 from playground.hw import bandwidth
@@ -51,8 +51,8 @@ def num(x: float) -> str:
     return f"{x:.3g}"
 
 
-def size(b: int) -> str:
-    return "0 bytes" if b == 0 else f"{num(b / 1e6)} MB"
+def size(b: int, lang: str = "en") -> str:
+    return t("lesson.size.zero", lang) if b == 0 else f"{num(b / 1e6)} MB"
 
 
 # ---------------------------------------------------------------- the result

@@ -101,12 +101,29 @@ def estimate_fit_markdown(both: tuple | None, lang: str = "en") -> str:
     if not both:
         return ""
     est, fitted = both
-    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang)
+    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang, refused_on(est))
 
 
-def fit_markdown(f: Fit, lang: str = "en") -> str:
+def refused_on(est: Estimate) -> set[str] | None:
+    """The devices the estimate refuses the load on (None: every one): the fit table must not say a refused
+    load fits. A synthetic model's float32 build needs the RAM whatever the device; 'auto' pools them all."""
+    if est.fits:
+        return set()
+    if est.device == "auto" or (est.reason is not None and est.reason.key == "est.reason.build"):
+        return None
+    return {est.device}
+
+
+def fit_markdown(f: Fit, lang: str = "en", refused: set[str] | None = frozenset()) -> str:
     """Each device: what the model needs at the context and batch asked, what is free, and the longest
-    context that fits; above it, how the KV cache and the activation peak were sized."""
+    context that fits; above it, how the KV cache and the activation peak were sized. On a device where the
+    estimate refuses the load (`refused`, None for all) the fits row says so instead."""
+
+    def fits(d) -> str:
+        if refused is None or d.device in refused:
+            return t("fit.refused", lang)
+        return t("fit.beyond" if f.beyond_model else "fit.yes" if d.fits else "fit.no", lang, ctx=f.context_length)
+
     a = f.activation
     if a["measured"]:
         act = t("fit.act.measured", lang, counter=t(f"ledger.counter.{a['counter']}", lang), a=a["tokens"][0],
@@ -122,8 +139,7 @@ def fit_markdown(f: Fit, lang: str = "en") -> str:
             (t("fit.col.kv", lang), *(fmt_bytes(d.kv_bytes) for d in f.devices)),
             (t("fit.col.act", lang), *(fmt_bytes(d.activation_bytes) for d in f.devices)),
             (f"**{t('fit.col.need', lang)}**", *(f"**{fmt_bytes(d.need_bytes)}**" for d in f.devices)),
-            (t("fit.col.fits", lang), *(t("fit.beyond" if f.beyond_model else "fit.yes" if d.fits else "fit.no", lang,
-                                          ctx=f.context_length) for d in f.devices)),
+            (t("fit.col.fits", lang), *(fits(d) for d in f.devices)),
             (t("fit.col.largest", lang), *(t("fit.capped", lang, n=d.largest_context) if d.capped else
                                            t("fit.none", lang) if d.largest_context == 0 else f"{d.largest_context:,}"
                                            for d in f.devices))]

@@ -33,6 +33,9 @@ LABELS = {
     "per_ms": "lesson.fig.per_ms", "over_ms": "lesson.fig.over_ms",
 }
 BYTES = {"weights_bytes", "mapped_bytes", "dev_bytes", "cast_read", "cast_written", "bytes", "disk_bytes", "ram_bytes"}
+# the load report's migrate code, said as a word (literal keys, as above)
+MIGRATE = {"noop": "lesson.migrate.noop", "copied": "lesson.migrate.copied", "auto_hooks": "lesson.migrate.auto_hooks",
+           "auto_single": "lesson.migrate.auto_single"}
 QUOTED = {"message", "real_gpu"}  # the library's own words, quoted as they are
 
 
@@ -58,7 +61,9 @@ def value(name: str, v: object, lang: str) -> str:
     if v is None:
         return "–"
     if name in BYTES:
-        return lesson.size(int(v))
+        return lesson.size(int(v), lang)
+    if name == "migrate" and v in MIGRATE:
+        return t(MIGRATE[v], lang)
     if isinstance(v, float):
         return lesson.num(v)
     if isinstance(v, int):

@@ -148,4 +148,15 @@ def test_pinned_memory_is_not_measured_without_a_cuda_target(monkeypatch):
     for page in (target.SIMULATED, target.Target("mps")):
         monkeypatch.setattr(target, "page", lambda host=None, page=page: page)
         r = factcheck.check(factcheck.get("pin-memory-speeds-copies"))
-        assert r.verdict == "not measurable here" and not r.live and "Not measurable here" in r.evidence.text("en")
+        assert r.verdict == "not measurable here" and not r.live and "has none" in r.evidence.text("en")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_evidence_not_measurable_here_says_so_once(results, lang):
+    """The evidence line's label already says "not measurable here": the evidence itself does not repeat it."""
+    unmeasured = [r for r in results.values() if not r.live]
+    assert unmeasured
+    said = t("fact.verdict.not_measurable_here", lang).lower()
+    for r in unmeasured:
+        line = next(x for x in render.one(r, lang).splitlines() if x.startswith(t("fact.evidence_line", lang, live="", evidence="")[:6]))
+        assert line.lower().count(said) == 1, line

@@ -189,3 +189,12 @@ def test_the_chinese_sentences_and_tables_keep_no_stray_english(walked):
         labels = [row.split("|")[1] for row in table.splitlines()[4:]]
         assert all(CJK.search(x) for x in labels), labels
         assert t("lesson.yes", "en") not in table.split("|")
+
+
+@pytest.mark.parametrize("lang, zero, noop", [("en", "0 bytes", "no-op"), ("zh", "0 字节", "空操作")])
+def test_the_figures_table_says_units_and_the_move_in_the_page_language(lang, zero, noop):
+    d = dict(step="load", model="m", device="cpu", dtype="float32", seconds=0.5,
+             figures=dict(mapped_bytes=0, weights_bytes=21288960, migrate="noop"))
+    cells = [row.split("|")[2].strip() for row in views.figures_markdown(d, lang).splitlines()[4:]]
+    assert cells == [zero, "21.3 MB", noop]
+    assert noop == t("note.migrate.noop", lang).split("：" if lang == "zh" else ":")[0]  # the load report's word

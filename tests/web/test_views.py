@@ -110,3 +110,31 @@ def test_compare_says_which_rows_ran_on_a_busy_machine():
     assert "**cpu/float32**: measured while the machine was busy (load average 4.2 on 2 cores)" in en
     assert "cpu/bfloat16**: measured" not in en
     assert "**cpu/float32**：测量时机器正忙（2 个核心上的负载均值为 4.2）" in zh
+
+
+def test_the_fit_table_does_not_say_fits_when_the_estimate_refuses_the_load(tmp_path, monkeypatch):
+    """synthetic/... in bfloat16 whose float32 build does not fit was 'Would be refused' above a fit table
+    saying 'fits: yes': the table says the load is refused; and the Chinese says 'only' (只有) for a refusal only."""
+    from playground.core import settings
+    from playground.core.i18n import t
+    from playground.load import catalog, fit
+    from playground.hw import devices
+    from playground.web import views
+    from tests.conftest import estimate_of
+
+    monkeypatch.setenv("PLAYGROUND_SYNTHETIC_DIR", str(tmp_path / "synthetic"))
+    est = estimate_of("synthetic/gpt2-large", "bfloat16")
+    fitted = fit.fit(catalog.read_config(catalog.resolve("synthetic/gpt2-large")), devices.parse_dtype("bfloat16"), 256, 1)
+    monkeypatch.setenv(settings.MEMORY_BUDGET_ENV, str((est.required_bytes + est.build_bytes) // 2))
+    refused = estimate_of("synthetic/gpt2-large", "bfloat16")
+    assert not refused.fits and fitted.devices and all(d.fits for d in fitted.devices)  # the contradiction's makings
+    for lang in ("en", "zh"):
+        rows = views.estimate_fit_markdown((refused, fitted), lang).splitlines()
+        fits_row = next(r for r in rows if r.startswith(f"| {t('fit.col.fits', lang)} |"))
+        cells = [c.strip() for c in fits_row.strip().strip("|").split("|")][1:]
+        assert cells and all(c == t("fit.refused", lang) for c in cells), fits_row
+    monkeypatch.setenv(settings.MEMORY_BUDGET_ENV, str(est.build_bytes * 4))
+    fits = estimate_of("synthetic/gpt2-large", "bfloat16")
+    assert fits.fits and "只有" not in views.estimate_markdown(fits, "zh").splitlines()[0]
+    shown = views.estimate_fit_markdown((fits, fitted), "en")
+    assert f"| {t('fit.col.fits', 'en')} | {t('fit.yes', 'en')} |" in shown

@@ -52,7 +52,7 @@ TEXT: dict[str, W] = {
     ),
     "est.reason.auto": W(
         "needs {need} (weights + {margin} margin); the GPUs and RAM together have {pool} free",
-        "需要 {need}（权重 + {margin} 余量）；所有 GPU 和内存加起来只有 {pool} 空闲",
+        "需要 {need}（权重 + {margin} 余量）；所有 GPU 和内存加起来有 {pool} 空闲",
     ),
     "est.reason.cuda": W(
         "needs {need} of RAM while loading ({avail} available, {where}) and {vram} on {device} ({free} free)",
@@ -62,14 +62,14 @@ TEXT: dict[str, W] = {
     "est.reason.ram": W(
         "needs {need} (weights {weights} + {margin} margin); {avail} available ({where})",
         "需要 {need}（权重 {weights} + {margin} 余量）；"
-        "可用只有 {avail}（{where}）",
+        "可用 {avail}（{where}）",
     ),
     "est.reason.build": W(
         "needs {need} to build its float32 checkpoint in RAM on first use (float32 weights {f32} + {margin} "
         "margin), whatever dtype it is then loaded in (in {dtype} the load itself needs {load}); {avail} available "
         "({where})",
         "首次使用时需要 {need} 内存来构建它的 float32 检查点（float32 权重 {f32} + {margin} 余量），"
-        "无论之后用什么数据类型加载（用 {dtype} 加载本身只需要 {load}）；可用只有 {avail}（{where}）",
+        "无论之后用什么数据类型加载（用 {dtype} 加载本身只需要 {load}）；可用 {avail}（{where}）",
     ),
     "est.refuse": W(
         "Not loading {model} in {dtype} on {device}: it {reason}. The margin covers activations and the KV "

@@ -23,6 +23,7 @@ TEXT: dict[str, W] = {
     "fit.col.largest": W("largest context that fits", "能放下的最长上下文"),
     "fit.yes": W("yes", "是"),
     "fit.no": W("no", "否"),
+    "fit.refused": W("no: the load is refused (see above)", "否：加载会被拒绝（见上文）"),
     "fit.beyond": W("no: the model attends over {ctx} tokens at most", "否：模型最多只能关注 {ctx} 个 token"),
     "fit.capped": W("{n} (the model's own limit)", "{n}（模型自己的上限）"),
     "fit.none": W("0 (not even one token)", "0（连一个 token 都放不下）"),

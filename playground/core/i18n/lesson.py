@@ -29,6 +29,12 @@ TEXT: dict[str, W] = {
     "lesson.col.figure": W("figure", "指标"),
     "lesson.col.value": W("value", "数值"),
     "lesson.yes": W("yes", "是"),
+    "lesson.size.zero": W("0 bytes", "0 字节"),
+    # what `.to()` did at load (the load report's migrate code), as the figures' table says it
+    "lesson.migrate.noop": W("no-op", "空操作"),
+    "lesson.migrate.copied": W("copied", "已复制"),
+    "lesson.migrate.auto_hooks": W("placed by device_map, hooked", "由 device_map 放置，挂了钩子"),
+    "lesson.migrate.auto_single": W("placed by device_map on one device", "由 device_map 放在一个设备上"),
     "lesson.no": W("no", "否"),
     "lesson.loaded_first": W("You had no model loaded, so this step loaded the bundled model ({model}, cpu, float32) first.",
                              "你还没有加载模型，所以这一步先加载了内置模型（{model}，cpu，float32）。"),

@@ -117,11 +117,11 @@ def backends_synchronize() -> Evidence:
 @claim("gpu-10-100x-faster", f"{T1}，总结 / 关键要点", where="panel:cmp-table",
        says=W("GPU inference is 10-100x faster than CPU.", "GPU 推理比 CPU 快 10-100 倍"),
        evidence=W(
-           "Not measurable here: this machine has no GPU. On a GPU host the Compare tab runs the same model on "
+           "This machine has no GPU. On a GPU host the Compare tab runs the same model on "
            "cpu and cuda:0 with the same prompt and token count; the ratio depends on the GPU, the model's size "
            "and the batch (a small model at batch 1 is bound by kernel launches, not arithmetic). What this CPU "
            "does is measured in the claim cpu-tokens-per-second.",
-           "这里无法测量：这台机器没有 GPU。在有 GPU 的机器上，“对比”页用同一个提示词和同样的 token 数，"
+           "这台机器没有 GPU。在有 GPU 的机器上，“对比”页用同一个提示词和同样的 token 数，"
            "在 cpu 和 cuda:0 上运行同一个模型；比值取决于 GPU、模型大小和批大小"
            "（批大小为 1 的小模型受限于内核启动，而不是算力）。这台 CPU 的速度见 cpu-tokens-per-second 这一条。"))
 def gpu_speedup() -> Evidence:
@@ -132,11 +132,11 @@ def gpu_speedup() -> Evidence:
        says=W("Copying 330 MB over PCIe 3.0 takes about 20 ms; 0.5-2 s in total.",
               "数据传输：330 MB / 16 GB/s ≈ 20ms（PCIe 3.0）；实际总耗时：0.5-2 秒"),
        evidence=W(
-           "Not measurable here: no GPU, so no PCIe copy (model.to('cpu') on a CPU model copies nothing: claim "
+           "No GPU, so no PCIe copy (model.to('cpu') on a CPU model copies nothing: claim "
            "cpu-to-is-noop). The arithmetic (330 MB at 16 GB/s is about 20 ms) is right; on a GPU host the "
            "Playground tab's migrate phase times model.to('cuda') with torch.cuda.synchronize() before the clock "
            "is read, which the tutorial's own timing code (time.time() around generate) does not do for .to().",
-           "这里无法测量：没有 GPU，也就没有 PCIe 复制（对 CPU 上的模型调用 model.to('cpu') 什么也不复制："
+           "没有 GPU，也就没有 PCIe 复制（对 CPU 上的模型调用 model.to('cpu') 什么也不复制："
            "见 cpu-to-is-noop）。算术本身（330 MB 按 16 GB/s 约 20 毫秒）是对的；在有 GPU 的机器上，"
            "“游乐场”页的 migrate 阶段会为 model.to('cuda') 计时，并在读时钟之前调用 torch.cuda.synchronize()，"
            "教程自己的计时代码（在 generate 外面用 time.time()）对 .to() 并没有这样做。"))

@@ -122,10 +122,10 @@ def optimizer_after_to() -> Evidence:
                "从普通内存为 {pageable} GB/s（取 {repeats} 次中最好的一次，每次前后都同步设备）。"
                "DataLoader(pin_memory=True) 在这里的表现：“{said}”（批次已锁页：{is_pinned}）。"),
            "no_gpu": W(
-               "Not measurable here: pinned memory speeds up copies from the host to a GPU, and this machine has "
+               "Pinned memory speeds up copies from the host to a GPU, and this machine has "
                "none. What DataLoader(pin_memory=True) does here: \"{said}\" (batch pinned: {pinned}). On a GPU "
                "host, time x.to('cuda', non_blocking=True) from pinned and from ordinary memory, synchronised.",
-               "这里无法测量：锁页内存加速的是从主机到 GPU 的复制，而这台机器没有 GPU。"
+               "锁页内存加速的是从主机到 GPU 的复制，而这台机器没有 GPU。"
                "DataLoader(pin_memory=True) 在这里的表现：“{said}”（批次已锁页：{pinned}）。"
                "在有 GPU 的机器上，同步后分别计时从锁页内存和普通内存执行 x.to('cuda', non_blocking=True)。"),
        })
