@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from playground.core.i18n import Said, plain, said
+from playground.hw import ledger
 
 
 def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -26,25 +27,6 @@ def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
 
 
 # -- where the bytes live ---------------------------------------------------------
-def _file_mappings(suffix: str = "") -> list[tuple[int, int, str]] | None:
-    """(start, end, path) of every file-backed mapping of this process (Linux) whose path
-    ends with `suffix`, or None."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    out = []
-    for line in lines:
-        if suffix and not line.endswith(suffix):
-            continue  # a process maps hundreds of files (every .so); skip them unparsed
-        parts = line.split(maxsplit=5)
-        if len(parts) == 6 and parts[4] != "0" and parts[5].startswith("/"):
-            lo, hi = parts[0].split("-")
-            out.append((int(lo, 16), int(hi, 16), parts[5]))
-    return out
-
-
 def file_backed_bytes(model: torch.nn.Module) -> int | None:
     """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped file
     (a zero-copy safetensors load), or None where /proc/self/maps is not available."""
@@ -54,7 +36,7 @@ def file_backed_bytes(model: torch.nn.Module) -> int | None:
     candidates = [t for t in _tensors(model) if t.device.type == "cpu" and not t.untyped_storage().resizable()]
     if not candidates:
         return 0 if os.path.exists("/proc/self/maps") else None
-    maps = _file_mappings(".safetensors")  # only the checkpoints matter
+    maps = ledger.file_mappings(".safetensors")  # only the checkpoints matter
     if maps is None:
         return None
     ranges = [(lo, hi) for lo, hi, _ in maps]
