@@ -73,14 +73,18 @@ class EnginesReport:
         return plain(asdict(self))
 
 
-def generate_ids(model, tokenizer, device: str, prompt: str, n: int) -> tuple[list[int], list[float], int]:
+def generate_ids(model, tokenizer, device: str, prompt: str, n: int,
+                 exact: bool = False) -> tuple[list[int], list[float], int]:
     """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
-    since the call, prompt tokens). The streamer stamps each token as generate() hands it over."""
+    since the call, prompt tokens). The streamer stamps each token as generate() hands it over. `exact`:
+    EOS held back until `n` tokens, so that every run counts the same."""
     enc = tokenizer(prompt, return_tensors="pt").to(device)
     streamer = TokenStreamer()
+    devices.sync(device)  # the inputs' copy to a GPU is not the generation's
     t0 = time.perf_counter()
     with torch.inference_mode():
-        model.generate(**enc, max_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,
+        model.generate(**enc, max_new_tokens=n, min_new_tokens=n if exact else None, do_sample=False,
+                       temperature=None, top_p=None, top_k=None,
                        pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
     ids, stamps = [], []
     while True:

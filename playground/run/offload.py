@@ -10,7 +10,6 @@ reports the decode steps' figures per token (`OffloadRun`). See docs/placement.m
 
 from __future__ import annotations
 
-import queue
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -19,7 +18,7 @@ from accelerate.hooks import AlignDevicesHook
 from accelerate.utils import named_module_tensors
 
 from playground.hw import devices, disk
-from playground.run.generation import TokenStreamer
+from playground.run import engines
 
 
 @dataclass
@@ -128,23 +127,7 @@ class OffloadRun:
 def generate(model, tokenizer, device: str, prompt: str, n: int) -> tuple[list[int], list[float], int]:
     """Exactly `n` greedy tokens (EOS held back until then, so that every run counts the same), each stamped
     as generate() hands it over: (ids, seconds since the call, prompt tokens)."""
-    enc = tokenizer(prompt, return_tensors="pt").to(device)
-    streamer = TokenStreamer()
-    devices.sync(device)
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        model.generate(**enc, max_new_tokens=n, min_new_tokens=n, do_sample=False, temperature=None, top_p=None,
-                       top_k=None, pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
-    ids, stamps = [], []
-    while True:
-        try:
-            item = streamer.queue.get_nowait()
-        except queue.Empty:
-            break
-        if isinstance(item, tuple):
-            ids.append(item[0])
-            stamps.append(item[1] - t0)
-    return ids, stamps, int(enc["input_ids"].shape[-1])
+    return engines.generate_ids(model, tokenizer, device, prompt, n, exact=True)
 
 
 def measure(model, tokenizer, device: str, prompt: str, n: int, cold: bool = False,
