@@ -70,27 +70,26 @@ def meminfo_available(buf: bytes) -> int:
     return int(buf[i + 13: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
 
 
-def rss_anonymous() -> int | None:
-    """This process's resident anonymous memory (RssAnon in /proc/self/status: the heap, every allocation,
-    thread stacks; not the pages of mapped files), or None off Linux."""
+def _status_kb(field: bytes) -> int | None:
+    """A figure of /proc/self/status (reported in kB) in bytes, or None off Linux."""
     try:
         with open("/proc/self/status", "rb") as fh:
             buf = fh.read()
-        i = buf.index(b"RssAnon:")
-        return int(buf[i + 8: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
+        i = buf.index(field)
+        return int(buf[i + len(field): buf.index(b"\n", i)].split()[0]) * 1024
     except (OSError, ValueError, IndexError):
         return None
+
+
+def rss_anonymous() -> int | None:
+    """This process's resident anonymous memory (RssAnon in /proc/self/status: the heap, every allocation,
+    thread stacks; not the pages of mapped files), or None off Linux."""
+    return _status_kb(b"RssAnon:")
 
 
 def peak_rss() -> int | None:
     """The kernel's high-water mark of this process's RSS (VmHWM in /proc/self/status), or None off Linux."""
-    try:
-        with open("/proc/self/status", "rb") as fh:
-            buf = fh.read()
-        i = buf.index(b"VmHWM:")
-        return int(buf[i + 6: buf.index(b"\n", i)].split()[0]) * 1024  # reported in kB
-    except (OSError, ValueError, IndexError):
-        return None
+    return _status_kb(b"VmHWM:")
 
 
 def reset_peak_rss() -> bool:
