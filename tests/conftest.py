@@ -153,6 +153,9 @@ def one_thread():
     torch.set_num_threads(n)
 
 
+HEARTBEAT = {"GRADIO_HEARTBEAT_INTERVAL": "2"}
+
+
 class Server:
     def __init__(self, proc: subprocess.Popen, url: str, log: Path):
         self.proc, self.url, self.log = proc, url, log
@@ -164,7 +167,10 @@ class Server:
 def start_server(tmp: Path, env_extra: dict | None = None, timeout: float = 120) -> Server:
     """Run `python app.py` exactly as the README says, on a free port; wait for HTTP 200
     (the soak's and the bench's starter too: one way to start the server for all three)."""
-    return Server(*our_server.start_server(tmp, env_extra, timeout))
+    # Gradio notices a closed tab or client when its heartbeat stream next writes (every 15 s by default),
+    # then runs the unload event that releases the visitor's model: 2 s here, so tests that close a visitor
+    # wait seconds, not tens of seconds, for what they check.
+    return Server(*our_server.start_server(tmp, {**HEARTBEAT, **(env_extra or {})}, timeout))
 
 
 def stop_server(server: Server) -> None:

@@ -243,8 +243,10 @@ class Soak:
         return self._settled_reading(self._client())
 
     def _leave_all(self) -> tuple[float | None, dict]:
-        """Every client closes (its heartbeat ends, as a closed tab's does): the seconds until the server
-        holds no model for any visitor (None when it still does after 30 s), and the pool then."""
+        """Every client closes (its heartbeat ends, as a closed tab's does): the seconds until the pool is at its
+        floor, no visitor and no model (None when it is not after 30 s), and the pool then. Both counts: a hold
+        goes at once, but a model nobody holds is unloaded only when the run holding the lane ends (a left
+        client's generation may still be streaming), so "no visitor" can come seconds before "no model"."""
         for c in self.sessions.values():
             c.close()
         self.sessions.clear()
@@ -252,7 +254,7 @@ class Soak:
         try:
             while True:
                 pool = probe.predict(api_name="/status")
-                if pool["visitors"] == 0:
+                if pool["visitors"] == 0 and pool["models"] == 0:
                     return time.monotonic() - t0, pool
                 if time.monotonic() - t0 > 30:
                     return None, pool

@@ -41,7 +41,7 @@ from gradio_client import Client
 
 from playground.tools.raw_session import RawSession
 from playground.tools.server import log_exceptions
-from tests.conftest import ROOT, start_server, stop_server
+from tests.conftest import HEARTBEAT, ROOT, start_server, stop_server
 
 SYNTHETIC = "synthetic/gpt2-small"
 LONG = 1000  # tokens: minutes of work for gpt2-small on 2 cores, so only a stop can end it early
@@ -57,7 +57,7 @@ def soak_run():
     proc = subprocess.Popen([sys.executable, "-m", "playground.soak", "--warmup", "0.25", "--minutes", "1",
                              "--clients", "8", "--tokens", "16"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PLAYGROUND_MEMORY_BUDGET=SOAK_BUDGET))
+                            env=dict(os.environ, PLAYGROUND_MEMORY_BUDGET=SOAK_BUDGET, **HEARTBEAT))
     yield proc
     if proc.poll() is None:  # the module was cut short: SIGINT lets the command stop its server
         proc.send_signal(2)
