@@ -5,6 +5,8 @@ in English and in Chinese: no word broken mid-word, tables inside their column, 
 their inputs, the timeline's legend inside its box.
 """
 
+from playground.core.i18n import t
+
 CSS = """
 /* Gradio's Markdown tables break anywhere (overflow-wrap: anywhere), so a narrow column splits a word
    ("phas/e", "estimat/e"). Break at spaces and punctuation only: keep-all keeps a Chinese word whole too
@@ -34,4 +36,9 @@ CSS = """
              src: url('static/fonts/SourceSansPro/SourceSansPro-Bold.woff2') format('woff2'); }
 @font-face { font-family: 'Source Sans Pro'; font-weight: 700; font-style: normal;
              src: url('static/fonts/SourceSansPro/SourceSansPro-Bold.woff2') format('woff2'); }
-"""
+/* Gradio 6's toast writes its heading from its level ("Error"), whatever title it is sent. On the Chinese page (the
+   language switch sets <html lang>) that word is hidden and the page's own drawn in its place. */
+html:lang(zh) .toast-title.error { font-size: 0; }
+html:lang(zh) .toast-title.error::before { content: "ERROR_ZH"; font-size: var(--text-lg); }
+html:lang(zh) .toast-title.error .toast-count { font-size: var(--text-lg); }
+""".replace("ERROR_ZH", t("ui.error", "zh"))

@@ -48,6 +48,10 @@ def build() -> gr.Blocks:
         # many visitors: those change with other visitors' loads, so it is asked again every few seconds.
         page.wire_language()
         lang.change(h.ui_status, lang, status, **PRIVATE)
+        # <html lang> follows the switch, in the browser alone: the browser picks CJK glyphs by it, screen readers
+        # their voice, and the page's CSS the Chinese heading of Gradio's error toast (playground.web.style)
+        lang.change(None, lang, None, js="(l) => { document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en'; }",
+                    **PRIVATE)
         demo.load(h.browser_lang, None, lang, **PRIVATE)
         gr.Timer(5).tick(h.ui_status, lang, status, **PRIVATE)
         # A visitor's session ends when their tab (or their API client) disconnects: their hold goes, and a
