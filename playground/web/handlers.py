@@ -31,7 +31,8 @@ from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
-from playground.web import snippet as code, views
+from playground.web import lab_runs, snippet as code, views
+from playground.web.lab_runs import run_lab
 from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
                                    ui_stale, ui_timeline, ui_timeline_data)
 from playground.web.pace import Pace
@@ -134,18 +135,6 @@ def estimate(model: str, dtype: str) -> dict:
     """Size a model from its config alone (built on the meta device), and say whether it fits here."""
     with gr_errors():
         return estimate_of(model, dtype).to_dict()
-
-
-def run_lab(sc: harness.Scenario, session: str):
-    """The scenario on the session's own model (held in use: nothing unloads it mid-copy), or on the lab's
-    bundled model before the session loads one; the result says how many visitors were waiting."""
-    with POOL.held(session) as lm:
-        if lm is None:
-            result = harness.run(sc)
-        else:
-            result = harness.run(sc, model=lm.model, tokenizer=lm.tokenizer)
-    result.waiting = waiting(session)
-    return result
 
 
 # ---------------------------------------------------------------- page handlers
@@ -254,8 +243,10 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             sc = scenarios.get(mistake)
             hidden = (gr.update(value="", visible=False), "",
                       gr.update(value=t("page.snippet.none", lang), visible=False))
-            yield (*hidden, t("lab.running", lang), skip, skip, None, None, *[skip] * 5, "", skip, skip, skip)
-            result = run_lab(sc, session)
+            for result in lab_runs.ticking(sc, session):  # a tick a second while it runs, then its result
+                if isinstance(result, lab_runs.Tick):
+                    yield (*hidden, views.lab_running(result.elapsed, result.expected, lang), skip, skip, None, None,
+                           *[skip] * 5, "", skip, skip, skip)
             yield (*hidden, render.result_markdown(result, lang), skip, skip, None, result, *[skip] * 5,
                    "", made_now(session), *current)
             return

@@ -30,7 +30,7 @@ from playground.load import loader, moves
 from playground.load.loader import LoadedModel
 from playground.run import decode, engines, forward
 from playground.run.pool import POOL
-from playground.web import handlers, handlers_placement as placing
+from playground.web import handlers_placement as placing, lab_runs
 
 NEW_TOKENS = 24  # tokens each generating step asks for: enough for a median, seconds on the bundled model
 FIT_LIMITS = "cpu=16MB,disk"  # the bundled model (21 MB in float32): three of its four blocks go to the disk
@@ -168,7 +168,7 @@ def cache_step(lm: LoadedModel) -> tuple[dict, Said]:
 
 def mistake(scenario: str) -> Callable[[str], tuple[dict, Said]]:
     def run(session: str) -> tuple[dict, Said]:
-        r = handlers.run_lab(scenarios.get(scenario), session)
+        r = lab_runs.run_lab(scenarios.get(scenario), session)
         message = " ".join((r.error_message or "").split())
         real = " ".join((r.real_gpu_message or "").split())
         f = dict(scenario=scenario, raised=r.raised, simulated=r.simulated, error_type=r.error_type or "",

@@ -232,3 +232,13 @@ def engine_choices(lang: str = "en") -> list[tuple[str, str]]:
 
 def decoding_choices(lang: str = "en") -> list[tuple[str, str]]:
     return [(t(f"page.decoding.{m}", lang), m) for m in ("sampled", "greedy", "custom")]
+
+
+def lab_running(elapsed: float, expected: float | None, lang: str = "en") -> str:
+    """The lab's line while a mistake runs: seconds so far, and the time left from its last runs here."""
+    if expected is None:
+        return t("lab.running_first", lang, elapsed=f"{elapsed:.0f}")
+    took = f"{expected:.1f}"
+    if elapsed >= expected:
+        return t("lab.running_over", lang, elapsed=f"{elapsed:.0f}", took=took)
+    return t("lab.running_left", lang, elapsed=f"{elapsed:.0f}", left=f"{max(expected - elapsed, 1):.0f}", took=took)

@@ -7,7 +7,19 @@ from playground.core.i18n.words import W
 PREFIXES = ("ui", "flag", "inspect", "sim", "lab", "gpu", "timing")
 
 TEXT: dict[str, W] = {
-    "lab.running": W("Running the mistake, then its fix…", "正在运行这个错误，然后运行修复…"),
+    # while it runs, every second: the time left from what the same mistake on the same model took here
+    "lab.running_left": W("Running the mistake, then its fix: {elapsed} s so far, about {left} s left "
+                          "(its last runs on this model here took {took} s).",
+                          "正在运行这个错误，然后运行修复：已用 {elapsed} 秒，大约还剩 {left} 秒"
+                          "（它最近几次在这里用这个模型运行用时 {took} 秒）。"),
+    "lab.running_over": W("Running the mistake, then its fix: {elapsed} s so far, longer than its last runs on "
+                          "this model here ({took} s).",
+                          "正在运行这个错误，然后运行修复：已用 {elapsed} 秒，比它最近几次在这里用这个模型运行"
+                          "（{took} 秒）更久。"),
+    "lab.running_first": W("Running the mistake, then its fix: {elapsed} s so far; no estimate of the time left "
+                           "yet: its first run on this model here.",
+                           "正在运行这个错误，然后运行修复：已用 {elapsed} 秒；还无法估计剩余时间："
+                           "这是它在这里用这个模型的第一次运行。"),
     "ui.error": W("Error", "错误"),
     "ui.where": W("Where it surfaced in our pipeline", "在我们的流程中出错的位置"),
     "ui.raised_in": W("Raised inside", "抛出位置"),
