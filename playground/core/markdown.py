@@ -17,6 +17,8 @@ import html
 import re
 from typing import Iterable, Sequence
 
+from playground.core.i18n import t
+
 _SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)  # a code span: a run of backticks, text, the same run
 
 _ALIGN = {"l": "---", "r": "---:"}
@@ -52,3 +54,22 @@ def code(s: str) -> str:
     fence = "`" * (max((len(r) for r in re.findall(r"`+", s)), default=0) + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+# ---------------------------------------------------------------- punctuation in the page's language
+
+def labelled(label: str, text: str, lang: str = "en", plain: bool = False) -> str:
+    """A label (bold unless `plain`) and what it labels, with the language's colon: `**RAM:** 3 GB`,
+    `**内存**：3 GB` (the bold closed before the full-width colon: CommonMark does not close `**` between a
+    full-width colon and a CJK letter)."""
+    return t("punct.labelled_plain" if plain else "punct.labelled", lang, label=label, text=text)
+
+
+def aside(text: str, note: str, lang: str = "en") -> str:
+    """`text (note)`, with the language's parentheses."""
+    return t("punct.aside", lang, text=text, aside=note)
+
+
+def sentence(text: str, lang: str = "en") -> str:
+    """`text` ended with the language's full stop, unless it already ends with a stop of either."""
+    return text if text.rstrip().endswith((".", "。", "!", "！", "?", "？")) else t("punct.end", lang, text=text)

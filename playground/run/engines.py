@@ -177,7 +177,7 @@ def limit_of(row: EngineRow, prof: dict, read_gbps: float) -> Said:
         return said("eng.limit.unknown")
     fields = dict(engine=said(f"engine.{row.engine}"), share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
                   rate=f"{prof['matmul_gbps'] or 0:.1f}", read=f"{read_gbps:.1f}",
-                  others=", ".join(f"`{o['op']}` {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
+                  others=" · ".join(f"`{o['op']}` {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
     return said("eng.limit.bandwidth" if prof["matmul_share"] >= 0.5 else "eng.limit.overhead", **fields)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from playground.core.i18n import t
-from playground.core.markdown import table
+from playground.core.markdown import aside, labelled, sentence, table
 from playground.core.units import fmt_bytes
 from playground.hw import busy, zerogpu
 from playground.load.loader import LoadReport
@@ -84,33 +84,36 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     notes = {p.name: p.note.text(lang) for p in r.phases if p.note}
     lines.append("")
     if "download" in notes:
-        lines += [f"**{phase_name('download', lang)}:** {notes['download']}", ""]
+        lines += [labelled(phase_name('download', lang), notes['download'], lang), ""]
     lines += [
-        f"**{t('report.check', lang)}:** {notes.get('estimate', '')}",
-        *(["", f"**{t('report.build', lang)}:** {notes['build']}"] if "build" in notes else []),
+        labelled(t('report.check', lang), notes.get('estimate', ''), lang),
+        *(["", labelled(t('report.build', lang), notes['build'], lang)] if "build" in notes else []),
         "",
-        f"**{t('report.params', lang)}:** {r.param_count:,} · **{t('report.buffers', lang)}:** {r.buffer_count} · "
-        f"**{t('report.weights', lang)}:** {fmt_bytes(r.weights_bytes)} {t('report.in_dtype', lang, dtype=r.dtype)} "
-        f"({t('report.weights_how', lang)}) · **{t('report.disk', lang)}:** {fmt_bytes(r.disk_bytes)} (safetensors)",
+        " · ".join((labelled(t('report.params', lang), f"{r.param_count:,}", lang),
+                    labelled(t('report.buffers', lang), str(r.buffer_count), lang),
+                    labelled(t('report.weights', lang), aside(t('report.in_dtype', lang, dtype=r.dtype,
+                                                                size=fmt_bytes(r.weights_bytes)),
+                                                              t('report.weights_how', lang), lang), lang),
+                    labelled(t('report.disk', lang), aside(fmt_bytes(r.disk_bytes), "safetensors", lang), lang))),
         "",
         "**" + t("report.ram_growth", lang, delta=fmt_bytes(r.ram["delta"]), weights=fmt_bytes(r.weights_bytes),
                  avail=fmt_bytes(r.ram["available_after"])) + "**",
         "",
-        f"**{t('report.dtype', lang)}:** {r.dtype_reason.text(lang)}.",
-        f"**{t('report.migration', lang)}:** {r.migrate_note.text(lang)}",
+        labelled(t('report.dtype', lang), sentence(r.dtype_reason.text(lang), lang), lang),
+        labelled(t('report.migration', lang), r.migrate_note.text(lang), lang),
     ]
     if r.file_backed_bytes:
-        lines.append(f"**mmap ({t('report.mmap_label', lang)}):** {fmt_bytes(r.file_backed_bytes)} — "
-                     f"{t('report.mmap', lang)}")
+        lines.append(labelled(aside("mmap", t('report.mmap_label', lang), lang),
+                              f"{fmt_bytes(r.file_backed_bytes)} — {t('report.mmap', lang)}", lang))
     if r.hint:
-        lines.append(f"**{t('report.hint', lang)}:** {r.hint.text(lang)}")
+        lines.append(labelled(t('report.hint', lang), r.hint.text(lang), lang))
     if r.chat_template:
-        lines.append(f"**{t('report.chat', lang)}:** {t('report.chat_yes', lang)}")
+        lines.append(labelled(t('report.chat', lang), t('report.chat_yes', lang), lang))
     if not r.vram["available"] and r.vram["reason"]:
-        lines.append(f"**{t('report.vram_label', lang)}:** {r.vram['reason'].text(lang)}.")
+        lines.append(labelled(t('report.vram_label', lang), sentence(r.vram['reason'].text(lang), lang), lang))
     if r.hf_device_map:
-        lines.append(f"**{t('report.placement', lang)} (`hf_device_map`):** "
-                     + ", ".join(f"`{k or '(all)'}` → {v}" for k, v in r.hf_device_map.items()))
+        lines.append(labelled(aside(t('report.placement', lang), "`hf_device_map`", lang),
+                              ", ".join(f"`{k or '(all)'}` → {v}" for k, v in r.hf_device_map.items()), lang))
     if r.waiting is not None and not r.shared:  # a shared report's figures were taken at its own load
         lines += ["", f"_{waited(r.waiting, lang)}_"]
     return "\n".join(lines)
@@ -181,7 +184,7 @@ def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     after = f"\n\n_{waited(s.waiting, lang)}_" if s.waiting is not None else ""
     if busy_note(s.load_average, s.cores, lang):
         after += f"\n\n⚠️ _{busy_note(s.load_average, s.cores, lang)}_"
-    return (f"**{state}** · {t('stats.mode', lang)}: {mode}{chat}{made}\n\n" + table(head, [cells], "rrrrr")
+    return (f"**{state}** · {labelled(t('stats.mode', lang), mode, lang, plain=True)}{chat}{made}\n\n" + table(head, [cells], "rrrrr")
             + after)
 
 
@@ -194,5 +197,5 @@ def per_token_markdown(d: dict, lang: str = "en") -> str:
     prefill = d.get("prefill_seconds") if d.get("prefill_seconds") is not None else d.get("ttft_seconds")
     parts = [f"{t('stats.prefill', lang)} {secs(prefill)}" if prefill is not None else ""]
     parts += [f"{t('stats.' + k, lang)} {secs(v)}" for k, v in prof.items() if isinstance(v, float)]
-    return ("\n\n" + t("stats.per_token", lang) + ": " + " · ".join(p for p in parts if p)
-            + f" ({t('stats.steps', lang, n=len(steps))})")
+    return "\n\n" + labelled(t("stats.per_token", lang), aside(" · ".join(p for p in parts if p),
+                                                                 t('stats.steps', lang, n=len(steps)), lang), lang, plain=True)

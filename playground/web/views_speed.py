@@ -11,7 +11,7 @@ import gradio as gr
 import pandas as pd
 
 from playground.core.i18n import Said, t
-from playground.core.markdown import table
+from playground.core.markdown import labelled, table
 from playground.core.units import fmt_bytes
 from playground.run.generation import COMPILED
 from playground.run.render import waited
@@ -47,18 +47,19 @@ def bandwidth_markdown(d: dict, lang: str = "en") -> str:
         ("memcpy", dict(size=fmt_bytes(cpu["memcpy"]["bytes"])), "bw.bounds.memcpy"),
         ("cast", dict(size=fmt_bytes(cpu["cast"]["bytes"]), per_gb=f"{1 / cpu['cast']['gbps']:.2f}"), "bw.bounds.cast"),
     ):
-        rows.append((f"CPU: {t('bw.kind.' + kind, lang)}", _gbps(cpu[kind]), t("bw.how." + kind, lang, **how_fields),
+        rows.append((labelled("CPU", t('bw.kind.' + kind, lang), lang, plain=True), _gbps(cpu[kind]), t("bw.how." + kind, lang, **how_fields),
                      t(bound, lang)))
     for g in d["gpu"]["devices"]:
         for kind, bound in (("h2d_pageable", "bw.bounds.h2d_pageable"), ("h2d_pinned", "bw.bounds.h2d_pinned"),
                             ("d2h_pageable", "bw.bounds.d2h"), ("d2h_pinned", "bw.bounds.d2h")):
             if kind in g:
-                rows.append((f"{g['device']}: {t('bw.kind.' + kind, lang)}", _gbps(g[kind]),
+                rows.append((labelled(g['device'], t('bw.kind.' + kind, lang), lang, plain=True), _gbps(g[kind]),
                              t("bw.how.gpu", lang, size=fmt_bytes(g[kind]["bytes"])), t(bound, lang)))
-        rows.append((f"{g['device']}: {t('bw.kind.read', lang)}", _gbps(g["read"]), "`sum()`", t("bw.bounds.read", lang)))
+        rows.append((labelled(g['device'], t('bw.kind.read', lang), lang, plain=True), _gbps(g["read"]), "`sum()`", t("bw.bounds.read", lang)))
     out = [table(head, rows, "lrll"), ""]
     if not d["gpu"]["devices"]:
-        reasons = "; ".join(f"{k}: {_say(r, lang)}" for k, r in d["gpu"]["reasons"].items()) or "—"
+        reasons = t("punct.semicolon", lang).join(labelled(k, _say(r, lang), lang, plain=True)
+                                                  for k, r in d["gpu"]["reasons"].items()) or "—"
         out.append(t("bw.gpu.none", lang, reason=reasons))
     for link in d["gpu"].get("links", []):
         if link["theoretical_gbps"]:
@@ -74,8 +75,9 @@ def bandwidth_markdown(d: dict, lang: str = "en") -> str:
 def gap_markdown(g: dict | None, lang: str = "en") -> str:
     if g is None:
         return t("bw.gap.none", lang)
-    title = (f"{t('bw.gap.title', lang)}: `{g['model']}` → `{g['device']}` · `{g['dtype']}` · "
-             f"{fmt_bytes(g['weights_bytes'])}, {t('bw.gap.tensors', lang, n=g['tensors'])}")
+    title = labelled(t('bw.gap.title', lang), f"`{g['model']}` → `{g['device']}` · `{g['dtype']}` · "
+                     f"{fmt_bytes(g['weights_bytes'])}{t('punct.comma', lang)}{t('bw.gap.tensors', lang, n=g['tensors'])}",
+                     lang, plain=True)
     # the measured time, then each prediction there is a rate for (pinned and link: a GPU's; cast: float32's)
     rows = [(t(f"bw.gap.{k}", lang), _ms(g[f"{k}_seconds"]))
             for k in ("measured", "predicted", "pinned", "link", "tutorial", "cast") if g.get(f"{k}_seconds") is not None]
@@ -145,7 +147,7 @@ def kv_frames(g: dict | None, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFr
 
 def engines_markdown(r: dict, lang: str = "en") -> str:
     read = r["read"]
-    lines = [t("eng.bound", lang, rate=f"{read['gbps']:.1f}", how=f"`sum()`, {fmt_bytes(read['bytes'])}",
+    lines = [t("eng.bound", lang, rate=f"{read['gbps']:.1f}", how=f"`sum()`{t('punct.comma', lang)}{fmt_bytes(read['bytes'])}",
                size=fmt_bytes(r["weights_bytes"]), bound=f"{r['bound_tokens_per_second']:.0f}", model=r["model"],
                device=r["device"], dtype=r["dtype"])]
     if r["weights_in_cache"]:

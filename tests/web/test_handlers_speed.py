@@ -79,7 +79,7 @@ def test_engines_view_in_both_languages():
     assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 8 个 token 起不同" in zh
     # the engines are named in the page's language, by the name each row carries
     assert "| static cache + torch.compile |" in en and "| 静态缓存 + torch.compile |" in zh
-    assert "What limits generate() here" in en and "限制generate()（库自带）的" in zh  # a name, not code
+    assert "What limits generate() here" in en and "限制 generate()（库自带） 的" in zh  # a name, not code
 
 
 def test_rerender_leaves_what_was_never_measured_alone():

@@ -147,4 +147,7 @@ TEXT: dict[str, W] = {
     "punct.labelled": W("**{label}:** {text}", "**{label}**：{text}"),
     "punct.labelled_plain": W("{label}: {text}", "{label}：{text}"),
     "punct.aside": W("{text} ({aside})", "{text}（{aside}）"),
+    "punct.end": W("{text}.", "{text}。"),
+    "punct.comma": W(", ", "，"),
+    "punct.semicolon": W("; ", "；"),
 }

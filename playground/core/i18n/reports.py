@@ -185,7 +185,7 @@ TEXT: dict[str, W] = {
     "phase.name.decode": W("decode", "解码"),
     "phase.name.": W("(before the first phase)", "（第一个阶段之前）"),
     # the load report
-    "report.in_dtype": W("in {dtype}", "（{dtype}）"),
+    "report.in_dtype": W("{size} in {dtype}", "{size}（{dtype}）"),
     "report.vram_cell": W("cuda:{index}: allocated {alloc}, reserved {reserved}",
                           "cuda:{index}：已分配 {alloc}，已保留 {reserved}"),
     "report.mmap_label": W("still mapped from the file", "仍映射自文件"),

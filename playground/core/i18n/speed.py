@@ -108,7 +108,7 @@ TEXT: dict[str, W] = {
         "the ceiling: pinned memory skips CUDA's staging buffer", "上限：锁页内存跳过了 CUDA 的中转缓冲区"
     ),
     "bw.bounds.d2h": W("`.cpu()` / `.to('cpu')` of results", "把结果 `.cpu()` / `.to('cpu')`"),
-    "bw.gpu.none": W("**GPU:** none measured: {reason}.", "**GPU：** 没有可测的：{reason}。"),
+    "bw.gpu.none": W("**GPU:** none measured: {reason}.", "**GPU**：没有可测的：{reason}。"),
     "bw.gpu.link": W(
         "**{device}** PCIe link: generation {gen} × {width} lanes (now gen {gen_now} × {width_now}) = {rate} GB/s in "
         "theory each way.",
@@ -240,7 +240,7 @@ TEXT: dict[str, W] = {
     "eng.bound": W(
         "**The bandwidth bound:** {rate} GB/s ({how}) / {size} of weights read per token = **{bound} tokens/s** "
         "for `{model}` on {device} in {dtype}.",
-        "**带宽上限：** {rate} GB/s（{how}）/ 每个 token 读取的权重 {size} = **{bound} tokens/s**"
+        "**带宽上限**：{rate} GB/s（{how}）/ 每个 token 读取的权重 {size} = **{bound} tokens/s**"
         "（`{model}`，{device}，{dtype}）。",
     ),
     "eng.in_cache": W(
@@ -254,7 +254,7 @@ TEXT: dict[str, W] = {
         "multiplications, which read every weight once per token, took only {share}% of the time; the rest is "
         "Python, dispatch and many small operators (the largest: {others}). A compiled static-cache step removes "
         "most of it.",
-        "**这里限制{engine}的是每个 token 的额外开销。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的"
+        "**这里限制 {engine} 的是每个 token 的额外开销。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的"
         "矩阵乘法只占了 {share}% 的时间；其余是 Python、算子分派和许多小算子（最大的几个：{others}）。"
         "编译后的静态缓存解码步骤能去掉其中大部分。",
     ),
@@ -263,7 +263,7 @@ TEXT: dict[str, W] = {
         "multiplications, which read every weight once per token, took {share}% of the time, reading at {rate} "
         "GB/s where a streaming read reaches {read} GB/s. Only fewer bytes per token (a smaller dtype) or a kernel "
         "that reads faster (the compiled engine's, over every core) moves this much.",
-        "**这里限制{engine}的是读取权重。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的矩阵乘法"
+        "**这里限制 {engine} 的是读取权重。** 对 {tokens} 个 token 做性能剖析：每个 token 都要把全部权重读一遍的矩阵乘法"
         "占了 {share}% 的时间，读取速度为 {rate} GB/s，而流式读取能达到 {read} GB/s。"
         "要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者用读得更快的内核（编译引擎用上所有核心的内核）。",
     ),
