@@ -1,9 +1,11 @@
-"""The page's own CSS: what Gradio's defaults get wrong for this page's tables, labels and plots.
+"""The page's own CSS and script: what Gradio's defaults get wrong for this page's tables, labels, plots and words.
 
 Each rule is measured by the browser test (tests/e2e/test_browser_first.py) at 1366 and 1920 px wide,
 in English and in Chinese: no word broken mid-word, tables inside their column, labels clear of
 their inputs, the timeline's legend inside its box.
 """
+
+import json
 
 from playground.core.i18n import t
 
@@ -36,9 +38,29 @@ CSS = """
              src: url('static/fonts/SourceSansPro/SourceSansPro-Bold.woff2') format('woff2'); }
 @font-face { font-family: 'Source Sans Pro'; font-weight: 700; font-style: normal;
              src: url('static/fonts/SourceSansPro/SourceSansPro-Bold.woff2') format('woff2'); }
-/* Gradio 6's toast writes its heading from its level ("Error"), whatever title it is sent. On the Chinese page (the
-   language switch sets <html lang>) that word is hidden and the page's own drawn in its place. */
-html:lang(zh) .toast-title.error { font-size: 0; }
-html:lang(zh) .toast-title.error::before { content: "ERROR_ZH"; font-size: var(--text-lg); }
-html:lang(zh) .toast-title.error .toast-count { font-size: var(--text-lg); }
-""".replace("ERROR_ZH", t("ui.error", "zh"))
+"""
+
+
+# Gradio writes a few words of its own in English, in its own markup, whatever the page's language: its progress
+# overlay's "queue: 2/3 |" and "processing |", and the heading of an error toast ("Error": Gradio 6.31 takes it from
+# the level and ignores the title it is sent). On the Chinese page (<html lang>, set by the language switch) each
+# text node holding one is said again in Chinese as it is drawn; Svelte writes the node again on its next update,
+# and the observer with it. Nothing else on the page is touched.
+SCRIPT = """() => {
+  const words = [['[data-testid=status-tracker]', /\\bqueue:\\s*/g, %s],
+                 ['[data-testid=status-tracker]', /\\bprocessing\\b/g, %s],
+                 ['.toast-title.error', /^Error\\b/, %s]];
+  const say = () => {
+    if (!document.documentElement.lang.startsWith('zh')) return;
+    for (const [where, re, zh] of words) {
+      for (const el of document.querySelectorAll(where)) {
+        const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        while (walk.nextNode()) {
+          const n = walk.currentNode, s = n.data.replace(re, zh);
+          if (s !== n.data) n.data = s;
+        }
+      }
+    }
+  };
+  new MutationObserver(say).observe(document.body, {subtree: true, childList: true, characterData: true});
+}""" % tuple(json.dumps(t(k, "zh")) for k in ("page.gradio.queue", "page.gradio.processing", "ui.error"))

@@ -92,6 +92,7 @@ def launch_kwargs() -> dict:
     s = settings.read()
     kw: dict = {"allowed_paths": [], "show_error": True, "max_file_size": 0, "state_session_capacity": s.max_sessions}
     kw["css"] = style.CSS  # the page's tables, labels and plots (playground.web.style)
+    kw["js"] = style.SCRIPT  # Gradio's own English words in its progress overlay, said in Chinese on the Chinese page
     if s.host:
         kw["server_name"] = s.host
     if s.port:

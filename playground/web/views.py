@@ -241,4 +241,6 @@ def lab_running(elapsed: float, expected: float | None, lang: str = "en") -> str
     took = f"{expected:.1f}"
     if elapsed >= expected:
         return t("lab.running_over", lang, elapsed=f"{elapsed:.0f}", took=took)
-    return t("lab.running_left", lang, elapsed=f"{elapsed:.0f}", left=f"{max(expected - elapsed, 1):.0f}", took=took)
+    left = expected - elapsed
+    return t("lab.running_left", lang, elapsed=f"{elapsed:.0f}", left=f"{left:.0f}" if left >= 10 else f"{left:.1f}",
+             took=took)

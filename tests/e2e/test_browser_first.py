@@ -28,7 +28,7 @@ ALLOWED = {
     # names: models, libraries, formats, hardware
     "shakespeare-gpt2", "gpt2", "distilgpt2", "GPT-2", "PyTorch", "Transformers", "Accelerate", "Hugging", "Face",
     "Hub", "safetensors", "Python", "Gradio", "AMD", "EPYC", "Apple", "MPS", "CUDA", "CPU", "GPU", "NVML", "NVIDIA", "PCIe", "Inductor",
-    "AVX512-BF16", "AMX", "psutil", "macOS", "Jinja", "torch",
+    "AVX512-BF16", "AMX", "psutil", "macOS", "Jinja", "torch", "playground",
     # devices and dtypes, as PyTorch spells them
     "cpu", "cuda", "mps", "auto", "meta", "float32", "float16", "bfloat16", "bf16", "fp16",
     # the playground's technical words (parameters, API names), kept as written in Chinese text too
@@ -180,9 +180,10 @@ def _generate_done(page) -> str:
     return _text(page, "#stats")
 
 
-def _english_words(page) -> list[str]:
+def _english_words(page, texts: list[str] | None = None) -> list[str]:
+    """Words in Latin letters outside the allow-list, in the page's visible text (or in `texts`)."""
     found = []
-    for text in page.evaluate(VISIBLE_TEXT):
+    for text in page.evaluate(VISIBLE_TEXT) if texts is None else texts:
         for word in re.findall(r"[A-Za-z][\w.\-/:'=+()]*", text):
             word = word.rstrip(".:,;)'") if not re.search(r"\(.*\)$", word) else word
             if word in ALLOWED or any(p.match(word) for p in ALLOWED_PATTERNS) or not re.search(r"[A-Za-z]{2}", word):
@@ -374,3 +375,69 @@ def test_first_five_minutes_in_both_languages(page):
     assert "phase" in _text(page, "#report") and "What happened" in _text(page, "#lab")
     _tab(page, "Compare", "对比")
     assert "what limits decode" in _text(page, "#cmp-table") and "none of them was unloaded" in _text(page, "#cmp-beside")
+
+
+# Every text the progress overlays, the toasts and the lab panel show, as each is drawn (they come and go
+# within a second: a reading now and then would miss most of them).
+WATCH = """() => {
+  window.__seen = {progress: new Set(), toast: new Set(), lab: new Set()};
+  const read = () => {
+    for (const e of document.querySelectorAll('[data-testid=status-tracker]')) {
+      const s = (e.innerText || '').trim();
+      if (s) window.__seen.progress.add(s);
+    }
+    for (const e of document.querySelectorAll('.toast-body')) window.__seen.toast.add(e.innerText.trim());
+    const lab = document.querySelector('#lab');
+    if (lab && lab.innerText.trim()) window.__seen.lab.add(lab.innerText.trim().split('\\n')[0]);
+  };
+  new MutationObserver(read).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+SEEN = "(k) => [...window.__seen[k]]"
+# a progress overlay's own figures: its timer ("1.2s", "0.3/1.1s") and percentage, not words
+FIGURES = re.compile(r"\b\d+(\.\d+)?(/\d+(\.\d+)?)?s\b|\d+(\.\d+)?%|\s[-–]\s")
+
+
+def test_toasts_progress_and_lab_ticks_speak_chinese(page):
+    """The Chinese walk's second half (issue 23): what shows for a moment. A refusal's toast is headed 错误 and
+    says why in Chinese; every progress overlay of a load and a lab run speaks Chinese; a lab run says its seconds
+    so far, and on its second run the time left from the first."""
+    page.evaluate(WATCH)
+    _lang(page, "中文", "你的模型")
+    _tab(page, "Playground", "游乐场")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    # -- a refusal: its toast, headed in Chinese (Gradio writes "Error" from the level; the page's script says 错误)
+    page.locator("#model input").fill("../../etc/passwd")
+    page.locator("#model input").press("Enter")
+    page.locator("#load").click()
+    page.wait_for_selector(".toast-body.error", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('.toast-body.error .toast-title').innerText.trim() !== 'Error'",
+                           timeout=5_000)
+    assert page.locator(".toast-body.error .toast-title").first.inner_text().strip() == "错误"
+    toast = page.locator(".toast-body.error").first.inner_text()
+    assert "不在 playground 允许读取的文件夹内" in toast and "已拒绝" in _text(page, "#load-note"), toast
+    page.screenshot(path=str(ARTIFACTS / "zh-toast.png"))
+    page.locator(".toast-close").first.click()
+    # -- a load's progress, phase by phase
+    page.locator("#model input").fill("shakespeare-gpt2")
+    page.locator("#model input").press("Enter")
+    page.locator("#dtype label", has_text="bfloat16").click()
+    page.locator("#load").click()
+    _wait_text(page, "#status", "bfloat16", 60_000)
+    # -- a lab run, twice: its ticks, then the time left from the first run
+    page.locator("#breakit input[type=checkbox]").check()
+    for _ in range(2):
+        before = _text(page, "#lab")
+        page.locator("#generate").click()
+        page.wait_for_function("(b) => { const s = document.querySelector('#lab').innerText;"
+                               " return s !== b && /修复有效|修复在这里没有成功/.test(s); }", arg=before, timeout=120_000)
+    page.locator("#breakit input[type=checkbox]").uncheck()
+    progress, lab, toasts = (page.evaluate(SEEN, k) for k in ("progress", "lab", "toast"))
+    words = [w for w in (FIGURES.sub(" ", p) for p in progress) if w.strip()]
+    assert len(words) >= 3, progress  # the load's phases were seen
+    assert all(re.search(r"[\u4e00-\u9fff]", w) for w in words), progress
+    assert _english_words(page, words) == [], progress
+    assert any("已用" in line and "第一次运行" in line for line in lab), lab
+    assert any("大约还剩" in line for line in lab), lab  # the second run's estimate, from the first
+    assert toasts and not any("Error" in x for x in toasts) and _english_words(page, toasts) == [], toasts
+    _lang(page, "English", "Your model")
+

@@ -17,6 +17,9 @@ TEXT: dict[str, W] = {
         "然后看文本逐个 token 流式生成，实时显示 tokens/s。打开**搞坏它**，"
         "看看每个经典错误真正抛出的报错。",
     ),
+    # Gradio's progress overlay writes these two in English whatever the page's language (web/style.py's SCRIPT)
+    "page.gradio.queue": W("queue:", "排队："),
+    "page.gradio.processing": W("processing", "处理中"),
     "page.lang": W("Language / 语言", "Language / 语言"),
     "page.tab.play": W("Playground", "游乐场"),
     "page.tab.inspect": W("Inspect", "检查张量位置"),
