@@ -23,6 +23,7 @@ from playground.core.errors import UserError
 from playground.core.i18n import Said, in_lang, said, t
 from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_NAME
+from playground.core.units import fmt_bytes
 from playground.hw import bandwidth
 from playground.lab import scenarios
 from playground.lab.inspect import inspect
@@ -52,7 +53,8 @@ def num(x: float) -> str:
 
 
 def size(b: int, lang: str = "en") -> str:
-    return t("lesson.size.zero", lang) if b == 0 else f"{num(b / 1e6)} MB"
+    """Bytes as the rest of the page writes them (the banner, the load report: powers of 1024), or "0 bytes"."""
+    return t("lesson.size.zero", lang) if b == 0 else fmt_bytes(b)
 
 
 # ---------------------------------------------------------------- the result

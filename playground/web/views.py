@@ -15,7 +15,7 @@ import time
 import pandas as pd
 
 from playground.core.i18n import in_lang, t
-from playground.core.markdown import table
+from playground.core.markdown import aside, labelled, table
 from playground.core.units import fmt_bytes
 from playground.hw.devices import DeviceInfo
 from playground.load.estimate import Estimate
@@ -77,22 +77,26 @@ def peaks_markdown(peaks: list[dict], lang: str = "en") -> str:
 
 def estimate_markdown(e: Estimate, lang: str = "en") -> str:
     verdict = t("estimate.fits" if e.fits else "estimate.refused", lang)
-    by_dtype = ", ".join(f"{k}: {fmt_bytes(v)}" for k, v in e.weights_bytes_by_dtype.items())
+    comma = t("punct.comma", lang)
+    by_dtype = comma.join(labelled(k, fmt_bytes(v), lang, plain=True) for k, v in e.weights_bytes_by_dtype.items())
     where = e.available_source.text(lang) if e.available_source else ""
-    rows = [(f"{t('report.weights', lang)} ({e.dtype})", fmt_bytes(e.weights_bytes)),
-            (f"{t('estimate.required', lang)} (+{e.margin:.0%})", fmt_bytes(e.required_bytes))]
+    # the largest layer's names, whole: the first two, then how many more share its size
+    names = e.largest_layer_names
+    largest = comma.join(f"`{n}`" for n in names[:2]) + (t("estimate.more", lang, n=len(names) - 2)
+                                                          if len(names) > 2 else "")
+    rows = [(aside(t('report.weights', lang), e.dtype, lang), fmt_bytes(e.weights_bytes)),
+            (aside(t('estimate.required', lang), f"+{e.margin:.0%}", lang), fmt_bytes(e.required_bytes))]
     if e.build_bytes > e.required_bytes:  # a synthetic model's first use: its float32 build is what RAM must hold
         rows.append((t("estimate.build", lang), fmt_bytes(e.build_bytes)))
-    rows += [(t("estimate.available", lang), f"{fmt_bytes(e.available_bytes)} ({where})"),
-             (t("estimate.largest", lang),
-              f"{fmt_bytes(e.largest_layer_bytes)} (`{', '.join(e.largest_layer_names)[:80]}`)"),
+    rows += [(t("estimate.available", lang), aside(fmt_bytes(e.available_bytes), where, lang)),
+             (t("estimate.largest", lang), aside(fmt_bytes(e.largest_layer_bytes), largest, lang)),
              (t("estimate.kv", lang), f"{fmt_bytes(e.kv_bytes_per_token)} = {e.kv_formula.text(lang)}")]
     return "\n".join([
         f"**{verdict}** — {e.reason.text(lang) if e.reason else ''}",
         "",
         table([t("estimate.what", lang), ""], rows, "lr"),
         "",
-        f"{t('estimate.by_dtype', lang)}: {by_dtype}" if by_dtype else "",
+        labelled(t('estimate.by_dtype', lang), by_dtype, lang, plain=True) if by_dtype else "",
     ])
 
 

@@ -18,7 +18,7 @@ from playground.web import handlers_lesson as hl, lesson, views_lesson as views
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Words the Chinese sentences may keep in English: names of code, devices, dtypes, units, libraries, the model.
-NAMES = {"MB", "GB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "disk", "Accelerate", "PyTorch",
+NAMES = {"MB", "GB", "B", "KiB", "MiB", "GiB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "disk", "Accelerate", "PyTorch",
          "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python"}
 
 
@@ -137,7 +137,7 @@ def test_the_to_step_says_what_its_own_numbers_say_for_a_bfloat16_model():
 
 def test_num_and_size_keep_three_figures():
     assert [lesson.num(x) for x in (0, 0.0617, 2.119, 14.69, 223.19, 1262.3)] == ["0", "0.0617", "2.12", "14.7", "223", "1262"]
-    assert (lesson.size(0), lesson.size(21288960)) == ("0 bytes", "21.3 MB")
+    assert (lesson.size(0), lesson.size(21288960)) == ("0 bytes", "20.3 MiB")  # as the banner says the same bytes
 
 
 # ---------------------------------------------------------------- every step, on the bundled model
@@ -196,5 +196,5 @@ def test_the_figures_table_says_units_and_the_move_in_the_page_language(lang, ze
     d = dict(step="load", model="m", device="cpu", dtype="float32", seconds=0.5,
              figures=dict(mapped_bytes=0, weights_bytes=21288960, migrate="noop"))
     cells = [row.split("|")[2].strip() for row in views.figures_markdown(d, lang).splitlines()[4:]]
-    assert cells == [zero, "21.3 MB", noop]
+    assert cells == [zero, "20.3 MiB", noop]
     assert noop == t("note.migrate.noop", lang).split("：" if lang == "zh" else ":")[0]  # the load report's word

@@ -66,6 +66,19 @@ def test_the_estimate_lists_a_first_builds_need_beside_the_loads(tmp_path, monke
     assert "float32 build" not in views.estimate_markdown(built, "en")
 
 
+def test_the_estimate_names_its_largest_layers_whole():
+    """The largest layer's names were joined and cut at 80 characters, mid-name ("transformer.h.5, tran"):
+    the first two are named whole, then how many more share the size, in the page's language."""
+    from playground.web import views
+    from tests.conftest import estimate_of
+
+    est = estimate_of("synthetic/gpt2-small", "float32")
+    assert len(est.largest_layer_names) == 12
+    en, zh = views.estimate_markdown(est, "en"), views.estimate_markdown(est, "zh")
+    assert "(`transformer.h.0`, `transformer.h.1` and 10 more of its size) |" in en
+    assert "（`transformer.h.0`，`transformer.h.1` 等，另有 10 个同样大小） |" in zh
+
+
 def test_results_made_with_another_model_say_what_they_belonged_to():
     from playground.web import views
 

@@ -12,6 +12,7 @@ TEXT: dict[str, W] = {
     "estimate.build": W("first use: the float32 build in RAM, with the margin", "首次使用：在内存中构建 float32，含余量"),
     "estimate.available": W("available", "可用"),
     "estimate.largest": W("largest layer", "最大的层"),
+    "estimate.more": W(" and {n} more of its size", " 等，另有 {n} 个同样大小"),
     "estimate.kv": W("KV cache per token", "每个 token 的 KV 缓存"),
     "estimate.by_dtype": W("weights by dtype", "各数据类型的权重大小"),
     # the estimate's reasoning

@@ -23,7 +23,8 @@ TEXT: dict[str, W] = {
     "synth.why.tokenizer": W("its tokenizer file {file} is missing or damaged", "它的分词器文件 {file} 缺失或已损坏"),
     # why the Hub cannot be reached (a field of err.hub_offline)
     "hub.offline_set": W("HF_HUB_OFFLINE is set", "设置了 HF_HUB_OFFLINE"),
-    "hub.unreachable": W("cannot reach {url} ({error})", "连不上 {url}（{error}）"),
+    # the address in <...>: an autolink would run on into the full-width parenthesis that follows it
+    "hub.unreachable": W("cannot reach <{url}> ({error})", "连不上 <{url}>（{error}）"),
     # the model picker
     "catalog.bundled": W("{name} (bundled, works offline)", "{name}（内置，无需联网）"),
     "catalog.hub": W("{name} (Hugging Face Hub)", "{name}（Hugging Face Hub）"),
