@@ -25,6 +25,8 @@ from tests.test_layers import PACKAGE, TOP, package
 # resident objects those caches keep.
 MUTABLE_GLOBALS = {
     # the models visitors load
+    "playground.lab.durations.DURATIONS": "how long each mistake took on each model here, the last three runs: "
+                                          "the page's estimate of a lab run's time left, from any visitor's runs",
     "playground.run.pool.POOL": "the models loaded for visitors (page, API, CLI), each shared by the sessions that "
                                 "hold it, with the one lane every run takes: its figures stay true only if no two "
                                 "runs share the machine, and its RAM budget is the process's",

@@ -37,13 +37,23 @@ def need_browser() -> None:
         pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def browser_server(request, tmp_path_factory):
-    """`python app.py` for this module's browser tests, in a folder of its own."""
+@pytest.fixture(scope="session")
+def browser_server(tmp_path_factory):
+    """`python app.py` for every browser test, in a folder of its own: one server (it takes ~7 s to start), each
+    module a visitor of its own (its own browser, so its own session, model and lab history). A module's visitor
+    is released when its browser closes (the heartbeat: 2 s here), before the next module's begins."""
     need_browser()
-    s = start_server(tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1]))
+    s = start_server(tmp_path_factory.mktemp("browser"))
     yield s
     stop_server(s)
+
+
+@pytest.fixture(scope="module")
+def module_log(browser_server):
+    """The server's log written while this module ran: no traceback in it."""
+    start = len(browser_server.log_text())
+    yield
+    assert "Traceback" not in browser_server.log_text()[start:], browser_server.log_text()[start:][-3000:]
 
 
 def open_playground(pg, url: str) -> None:

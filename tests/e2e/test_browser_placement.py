@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 from gradio_client import Client
 
-from tests.conftest import start_server, stop_server
 from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser, open_playground
 from tests.e2e.test_browser import OWN_TEXT, _pick_lang, own_text
 from tests.e2e.test_browser_first import _english_words
@@ -20,11 +19,9 @@ LIMITS = "cpu=16MB,disk"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = start_server(tmp_path_factory.mktemp("placement"))
-    yield s
-    stop_server(s)
-    assert "Traceback" not in s.log_text(), s.log_text()[-3000:]
+def server(browser_server, module_log):
+    """The browser tests' server (tests/e2e/conftest.py); nothing this module did wrote a traceback to its log."""
+    return browser_server
 
 
 def test_the_placement_api(server):

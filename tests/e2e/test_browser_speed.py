@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 from gradio_client import Client
 
-from tests.conftest import start_server, stop_server
 from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser, open_playground
 from tests.e2e.test_browser import _pick_lang, _text
 from tests.e2e.test_browser_first import _english_words
@@ -19,18 +18,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = start_server(tmp_path_factory.mktemp("speed"))
-    yield s
-    stop_server(s)
-    assert "Traceback" not in s.log_text(), s.log_text()[-3000:]
+def server(browser_server, module_log):
+    """The browser tests' server (tests/e2e/conftest.py); nothing this module did wrote a traceback to its log."""
+    return browser_server
 
 
 @pytest.fixture(scope="module")
 def client(server):
     c = Client(server.url, verbose=False)
     c.predict("shakespeare-gpt2", "cpu", "float32", api_name="/load_model")
-    return c
+    yield c
+    c.close()  # its hold goes with it: the next module's visitor meets the server without this model
 
 
 def test_bandwidth_kv_growth_and_engines_through_the_api(client):
