@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from playground.core.errors import UserError
-from playground.hw import devices
+from playground.hw import devices, memory
 from playground.lab import target
 from playground.load import catalog, estimate, loader
 from playground.run.pool import ModelPool
@@ -35,6 +35,12 @@ def pytest_configure(config):
     chosen = config.getoption("device")
     if chosen is not None and not re.fullmatch(r"cpu|mps|cuda(:\d{1,3})?", chosen):
         raise pytest.UsageError(f"--device must be cpu, cuda, cuda:N or mps; got {chosen!r}")
+
+
+def pytest_collection_finish(session):
+    # every test module imported: the libraries are frozen out of the collector, as the server does once it is up
+    # (an unload's gc.collect() walked them all: 0.24 s each, paid by every pool test's teardown)
+    memory.freeze_startup_objects()
 
 
 # ---------------------------------------------------------------- the device tests

@@ -230,6 +230,19 @@ def limit_malloc_arenas(n: int = 2) -> bool:
         return False
 
 
+def freeze_startup_objects() -> int:
+    """Move every object alive now (the imported libraries, the page) out of the garbage collector's sight.
+
+    Freeing a model needs a full `gc.collect()` (a module tree holds reference cycles), and a full collection
+    walks every tracked object: with Gradio, Transformers and the page imported that walk took 0.24 s here,
+    paid by every unload. Objects that live as long as the process are never garbage; after `gc.freeze()`
+    the collection walks only what was made since, and an unload's collection took 0.01 s. Call it once,
+    when start-up is done. Returns how many objects were frozen."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def release_memory() -> None:
     """Give freed memory back, so RSS shows what is held and the next run starts from the same baseline."""
     gc.collect()

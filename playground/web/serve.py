@@ -19,6 +19,7 @@ import time
 from typing import Callable
 
 from playground.core import leftovers, settings
+from playground.hw import memory
 from playground.load import placement, synthetic
 from playground.run.pool import POOL
 from playground.web import exports
@@ -56,6 +57,7 @@ def main(build: Callable, launch: dict) -> None:
         demo.launch(prevent_thread_lock=True, **launch)
     except OSError as e:  # the port was taken between the check and the launch
         exit_on(port_refusal(checked, e))
+    memory.freeze_startup_objects()  # the libraries and the page live as long as the process: an unload's gc skips them
     while not stopping.wait(0.2):
         pass
     shutdown(demo, received[0] if received else "signal")

@@ -50,6 +50,7 @@ def test_boundary_reading_belongs_to_both_phases():
     assert a.rss_peak >= a.rss_start + 80 * MiB
 
 
+@pytest.mark.slow  # samples for 2 s to measure its own cost
 def test_overhead_stays_under_one_percent_of_a_core():
     # While the main thread works (as a load or a generation would), the sampler's own
     # thread CPU time over ~2 s of wall time must stay under 1% of one core.

@@ -232,6 +232,7 @@ def test_no_command_is_a_one_line_error(capsys):
     assert len(err.strip().splitlines()) == 1 and "report" in err
 
 
+@pytest.mark.slow  # a fresh Python importing torch: about 3 s
 def test_bad_device_from_the_shell_exits_nonzero_without_traceback():
     """The real entry point: `python -m playground` dispatches, argparse and UserError both end in one line."""
     proc = run_cli("report", "--model", "shakespeare-gpt2", "--device", "gpu", "--dtype", "float32", "--json")

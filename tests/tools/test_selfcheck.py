@@ -111,6 +111,7 @@ def test_no_pytest_or_no_tests_is_one_line_and_exit_2(monkeypatch, capsys, tmp_p
     assert "this copy does not have" in capsys.readouterr().err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow  # a fresh Python importing torch: about 3 s
 def test_selfcheck_bad_device_is_one_line_and_exit_2():
     proc = run_cli("selfcheck", "--device", "gpu0")
     assert proc.returncode == 2 and proc.stdout == ""
