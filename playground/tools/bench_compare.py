@@ -38,12 +38,15 @@ def main(argv: list[str] | None = None) -> None:
     src = catalog.resolve(a.model)
     pairs = compare.parse_pairs(compare.available_pairs())
     seen: dict[tuple[str, str], list[str]] = {}
+    met: set[tuple[str, str]] = set()  # neighbours in some repeat's ranking: the page compares neighbours only
     for k in range(a.repeats):
         rows = compare.run(src, pairs, a.tokens, runs=a.runs)
         chain = compare.ranking(rows)
         said = " ".join([f"{chain[0][0]['pair']} ({chain[0][0]['decode_tokens_per_s']:.0f})"] +
                         [f"{'>' if x else '?'} {b['pair']} ({b['decode_tokens_per_s']:.0f})" for _a, b, x in chain])
         print(f"repeat {k + 1}: {said}   load average {os.getloadavg()[0]:.2f}", flush=True)
+        for a_, b_, _x in chain:
+            met.add(tuple(sorted((a_["pair"], b_["pair"]))))
         for x, y in told(rows):
             seen.setdefault(tuple(sorted((x, y))), []).append(f"{x} > {y}")
     print(f"\n{a.repeats} repeats, {a.tokens} tokens, {a.runs} timed runs per pair:")
@@ -52,6 +55,9 @@ def main(argv: list[str] | None = None) -> None:
         verdicts = seen.get((p, q), [])
         ways = set(verdicts)
         contradictions += len(ways) > 1
+        if (p, q) not in met:
+            print(f"  {p} vs {q}: never neighbours in a ranking (the page compares neighbours)")
+            continue
         print(f"  {p} vs {q}: told apart in {len(verdicts)} of {a.repeats}"
               + (f" ({', '.join(sorted(ways))})" if ways else ""))
     print(f"contradictions (told apart both ways): {contradictions}")
