@@ -151,3 +151,18 @@ def test_the_fit_table_does_not_say_fits_when_the_estimate_refuses_the_load(tmp_
     assert fits.fits and "只有" not in views.estimate_markdown(fits, "zh").splitlines()[0]
     shown = views.estimate_fit_markdown((fits, fitted), "en")
     assert f"| {t('fit.col.fits', 'en')} | {t('fit.yes', 'en')} |" in shown
+
+
+def test_the_claim_picker_speaks_the_pages_language_first():
+    """On the Chinese page the picker began every claim with its English id ("backends-cuda-synchronize：..."):
+    the claim comes first, in the page's language, and its id (what the API takes) after it, whole."""
+    from playground.lab import factcheck
+    from playground.web.tabs.factcheck import _choices
+
+    for lang, first in (("zh", re.compile(r"^[\u4e00-\u9fff“「《`(（A-Za-z0-9]")), ("en", re.compile(r"^\S"))):
+        choices = _choices(lang)
+        assert [v for _label, v in choices] == list(factcheck.CLAIMS)
+        for label, cid in choices:
+            assert not label.startswith(cid) and label.endswith((f"({cid})", f"（{cid}）")), label
+            assert first.match(label), label
+    assert sum(bool(re.match(r"^[\u4e00-\u9fff]", label)) for label, _ in _choices("zh")) >= len(factcheck.CLAIMS) // 2

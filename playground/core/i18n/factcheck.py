@@ -10,8 +10,9 @@ TEXT: dict[str, W] = {
     "fact.verdict.partly": W("partly true", "部分正确"),
     "fact.verdict.not_measurable_here": W("not measurable here", "这里无法测量"),
     "fact.claim": W("Claim", "说法"),
-    "fact.pick": W("{id}: {claim}", "{id}：{claim}"),  # a claim in the picker
-    "fact.row": W("`{id}`: {claim}", "`{id}`：{claim}"),  # a claim in the summary table
+    # a claim in the picker and in the summary table: the claim in the page's language, then the id the API takes
+    "fact.pick": W("{claim} ({id})", "{claim}（{id}）"),
+    "fact.row": W("{claim} (`{id}`)", "{claim}（`{id}`）"),
     "fact.claim_line": W("**Claim:** {claim}", "**说法**：{claim}"),
     "fact.quote": W("The tutorial's words:", "教程原文："),
     "fact.quote_row": W("The tutorial's words, a row of its table:", "教程原文（表格中的一行）："),

@@ -12,7 +12,9 @@ from playground.web.page import Page, working
 
 
 def _choices(lang: str) -> list[tuple[str, str]]:
-    return [(t("fact.pick", lang, id=c.id, claim=t(c.claim, lang))[:140], c.id) for c in factcheck.CLAIMS.values()]
+    def short(text: str) -> str:  # a long claim is cut at a word, its id kept whole
+        return text if len(text) <= 110 else text[:110].rsplit(" ", 1)[0] + "…"
+    return [(t("fact.pick", lang, id=c.id, claim=short(t(c.claim, lang))), c.id) for c in factcheck.CLAIMS.values()]
 
 
 def build(page: Page) -> None:
