@@ -96,7 +96,7 @@ def resident_files(folder: str | None, model: torch.nn.Module | None = None) -> 
     (another visitor's, in the pool) maps the file again, and its pages are its own. A library's code pages
     come in as its code first runs, so the second grows after the first generation. None off Linux."""
     root = os.path.realpath(folder) + os.sep if folder else None
-    ptrs = sorted(t.data_ptr() for t in _tensors(model) if t.device.type == "cpu") if model is not None else None
+    ptrs = sorted(t.data_ptr() for t in tensors(model) if t.device.type == "cpu") if model is not None else None
     checkpoint = libraries = others = 0
     kind = ""
     try:
@@ -148,7 +148,8 @@ def add_others(parts: list[Part], copied: int) -> list[Part]:
     return out
 
 
-def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
+def tensors(model: torch.nn.Module) -> list[torch.Tensor]:
+    """The model's parameters and buffers, each tensor once (the ledger's weights, the migration's report)."""
     seen, out = set(), []
     for t in list(model.parameters()) + list(model.buffers()):
         if id(t) not in seen:  # tied weights are one tensor under two names
@@ -163,7 +164,7 @@ def weights(model: torch.nn.Module, estimate: int | None, resident: int | None) 
     what was copied into memory PyTorch allocated (a cast, a synthetic build); `estimate` is set beside
     the total when every weight is on one device."""
     by_device: dict[str, list[torch.Tensor]] = {}
-    for t in _tensors(model):
+    for t in tensors(model):
         by_device.setdefault(device_name(t.device), []).append(t)
     out: list[Part] = []
     one = len(by_device) == 1

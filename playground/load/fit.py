@@ -22,7 +22,7 @@ from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
-from playground.hw import devices
+from playground.hw import devices, ledger
 from playground.load import estimate
 from playground.load.catalog import ModelConfig
 
@@ -207,7 +207,7 @@ def free_memory(dev: str, loaded=None) -> tuple[int, Said]:
     as if loaded anew; for the loaded model that leaves its cache and activations against what is free)."""
     back = 0
     if loaded is not None:
-        back = sum(t.numel() * t.element_size() for t in estimate_tensors(loaded.model) if _on(t, dev))
+        back = sum(t.numel() * t.element_size() for t in ledger.tensors(loaded.model) if _on(t, dev))
     if dev == "cpu":
         avail, where = estimate.ram_budget()
     elif dev.startswith("cuda"):
@@ -218,15 +218,6 @@ def free_memory(dev: str, loaded=None) -> tuple[int, Said]:
     if back:
         where = said("est.where.frees", where=where, frees=fmt_bytes(back))
     return avail + back, where
-
-
-def estimate_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    seen, out = set(), []
-    for t in list(model.parameters()) + list(model.buffers()):
-        if id(t) not in seen:
-            seen.add(id(t))
-            out.append(t)
-    return out
 
 
 def _on(t: torch.Tensor, dev: str) -> bool:
@@ -271,7 +262,7 @@ def check_context(loaded, tokens: int, batch: int = 1) -> None:
     model = loaded.model
     dev = loaded.device if not loaded.device.startswith("cuda") else f"cuda:{torch.device(loaded.device).index or 0}"
     tdtype = next(model.parameters()).dtype
-    weights = sum(t.numel() * t.element_size() for t in estimate_tensors(model) if _on(t, dev))
+    weights = sum(t.numel() * t.element_size() for t in ledger.tensors(model) if _on(t, dev))
     act = activation(model, loaded.device)
     free, _ = free_memory(dev, loaded)
     kv, a, total = need(model.config, tdtype, weights, act, tokens, batch)

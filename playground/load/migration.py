@@ -16,16 +16,6 @@ from playground.core.i18n import Said, plain, said
 from playground.hw import ledger
 
 
-def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    seen: set[int] = set()
-    out = []
-    for t in list(model.parameters()) + list(model.buffers()):
-        if id(t) not in seen:  # tied weights are one tensor under two names
-            seen.add(id(t))
-            out.append(t)
-    return out
-
-
 # -- where the bytes live ---------------------------------------------------------
 def file_backed_bytes(model: torch.nn.Module) -> int | None:
     """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped file
@@ -33,7 +23,7 @@ def file_backed_bytes(model: torch.nn.Module) -> int | None:
     # A storage PyTorch allocated itself is resizable; one wrapping memory it does not own
     # (a mapped file, a numpy array) is not. Only those can be mapped: with none (a cast
     # to another dtype copies every tensor) the maps need not be read at all.
-    candidates = [t for t in _tensors(model) if t.device.type == "cpu" and not t.untyped_storage().resizable()]
+    candidates = [t for t in ledger.tensors(model) if t.device.type == "cpu" and not t.untyped_storage().resizable()]
     if not candidates:
         return 0 if os.path.exists("/proc/self/maps") else None
     maps = ledger.file_mappings(".safetensors")  # only the checkpoints matter
@@ -82,7 +72,7 @@ def gap(report, model: torch.nn.Module, survey: dict, link_gbps: float | None = 
     b = report.weights_bytes
     kind = torch.device(report.device).type if report.device != "auto" else "auto"
     moved = report.migrate_code == "copied"
-    tensors = len(_tensors(model))
+    tensors = len(ledger.tensors(model))
     tutorial = b / (TUTORIAL_GBPS * 1e9)
     cast = survey["cpu"]["cast"]
     cast_s = b / (cast["gbps"] * 1e9) if report.dtype == "float32" and cast.get("gbps") else None

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from playground.hw import devices
+from playground.hw import devices, ledger
 
 
 @dataclass
@@ -32,19 +32,9 @@ class ToWalk:
         return asdict(self)
 
 
-def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    seen: set[int] = set()
-    out = []
-    for t in list(model.parameters()) + list(model.buffers()):
-        if id(t) not in seen:  # a tied weight is one tensor under two names: Module.to moves it once
-            seen.add(id(t))
-            out.append(t)
-    return out
-
-
 def walk_to(model: torch.nn.Module, target: str | torch.device | torch.dtype) -> ToWalk:
     """Each tensor's `.to(target)`, one at a time (only one copy is alive at once), under `no_grad`."""
-    tensors = _tensors(model)
+    tensors = ledger.tensors(model)  # a tied weight is one tensor under two names: Module.to moves it once
     live = [t for t in tensors if t.device.type != "meta"]
     places = {str(t.device) for t in live}
     copied = same = bytes_in = bytes_out = 0
