@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from playground.lab.timing import median_interval
 from playground.tools.server import start_server, stop_server
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's; --chromium names another
@@ -104,9 +105,11 @@ def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print)
             stop_server(proc)
     gap = 100 * (statistics.median(api) - statistics.median(page)) / statistics.median(api)
     # each page run against the API run right after it: a burst of load from elsewhere hits both
-    paired = 100 * (1 - statistics.median(p / a for p, a in zip(page, api)))
-    return dict(page=page, api=api, gap_pct=gap, paired_gap_pct=paired, load=(load_before, load_after),
-                cores=os.cpu_count())
+    ratios = [p / a for p, a in zip(page, api)]
+    paired = 100 * (1 - statistics.median(ratios))
+    low, high = median_interval(ratios)  # ~95% interval of that median, from the order statistics (lab.timing)
+    return dict(page=page, api=api, gap_pct=gap, paired_gap_pct=paired, paired_interval=(100 * (1 - high), 100 * (1 - low)),
+                load=(load_before, load_after), cores=os.cpu_count())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -120,8 +123,9 @@ def main(argv: list[str] | None = None) -> None:
     r = run(a.runs, a.tokens, a.dtype, a.chromium)
     print(summary("page", r["page"]))
     print(summary("api", r["api"]))
+    lo, hi = r["paired_interval"]
     print(f"gap: the page's median is {r['gap_pct']:.1f}% below the API's "
-          f"(median of the back-to-back pairs: {r['paired_gap_pct']:.1f}%)")
+          f"(median of the back-to-back pairs: {r['paired_gap_pct']:.1f}%, ~95% interval {lo:.1f} to {hi:.1f}%)")
     print(f"load average (1 min) {r['load'][0]:.2f} before, {r['load'][1]:.2f} after, on {r['cores']} cores")
 
 

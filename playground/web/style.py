@@ -45,13 +45,12 @@ CSS = """
 # overlay's "queue: 2/3 |" and "processing |", and the heading of an error toast ("Error": Gradio 6.31 takes it from
 # the level and ignores the title it is sent). On the Chinese page (<html lang>, set by the language switch) each
 # text node holding one is said again in Chinese as it is drawn; Svelte writes the node again on its next update,
-# and the observer with it. Nothing else on the page is touched.
+# and the observer with it. Nothing else on the page is touched, and an English page is not watched at all.
 SCRIPT = """() => {
   const words = [['[data-testid=status-tracker]', /\\bqueue:\\s*/g, %s],
                  ['[data-testid=status-tracker]', /\\bprocessing\\b/g, %s],
                  ['.toast-title.error', /^Error\\b/, %s]];
   const say = () => {
-    if (!document.documentElement.lang.startsWith('zh')) return;
     for (const [where, re, zh] of words) {
       for (const el of document.querySelectorAll(where)) {
         const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -62,5 +61,16 @@ SCRIPT = """() => {
       }
     }
   };
-  new MutationObserver(say).observe(document.body, {subtree: true, childList: true, characterData: true});
+  // the page is watched only while it is Chinese: an English page pays nothing, not even the mutation records
+  const watch = new MutationObserver(say);
+  const follow = () => {
+    if (document.documentElement.lang.startsWith('zh')) {
+      watch.observe(document.body, {subtree: true, childList: true, characterData: true});
+      say();
+    } else {
+      watch.disconnect();
+    }
+  };
+  new MutationObserver(follow).observe(document.documentElement, {attributes: true, attributeFilter: ['lang']});
+  follow();
 }""" % tuple(json.dumps(t(k, "zh")) for k in ("page.gradio.queue", "page.gradio.processing", "ui.error"))
