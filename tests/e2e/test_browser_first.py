@@ -240,7 +240,10 @@ def test_first_five_minutes_in_both_languages(page):
     assert "greedy" in stats
     code = page.locator("#snippet .cm-content").inner_text()
     assert "past_key_values=out.past_key_values" in code and "model.generate(" not in code
-    try:  # CodeMirror lays out its gutter in the animation frame after the text: give it a moment
+    # CodeMirror measures an editor only while it is on screen (it watches its own visibility): look at the code box
+    # as a reader would, then give its gutter the animation frame after the text
+    page.locator("#snippet").scroll_into_view_if_needed()
+    try:
         page.wait_for_function(f"() => {{ const g = ({GUTTER})(); return g.lines === g.numbers && g.worst <= 2; }}",
                                timeout=5_000)
     except Exception:
