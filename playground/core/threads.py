@@ -1,6 +1,7 @@
 """Where torch work runs: in a fresh thread that ends with the job.
 
-`run(fn, *args)` calls fn in a new thread and returns its result or raises its exception;
+`run(fn, *args)` calls fn in a new thread and returns its result or raises its exception (`start` the same,
+without waiting);
 `iterate(make, stop)` yields what `make()` yields from a new thread, setting `stop` if the
 consumer leaves early. The waiting thread does no torch work, so one OpenMP pool exists at a
 time, as in a plain script (why: libgomp's per-thread pools, measured in docs/serving.md).
@@ -18,6 +19,44 @@ T = TypeVar("T")
 _END = object()
 
 
+class Started:
+    """fn(*args, **kwargs) running in a fresh thread (see `start`): `join(timeout)` waits, `alive`, `result()`
+    returns its value or raises its exception here, in the caller."""
+
+    def __init__(self, fn: Callable[..., T], args: tuple, kwargs: dict, name: str) -> None:
+        ctx = contextvars.copy_context()
+        self._out: list = []
+
+        def work() -> None:
+            try:
+                self._out.append((True, ctx.run(fn, *args, **kwargs)))
+            except BaseException as e:  # re-raised in the caller, never lost in the thread
+                self._out.append((False, e))
+
+        self._thread = threading.Thread(target=work, name=name, daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def result(self):
+        self._thread.join()
+        ok, value = self._out[0]
+        if not ok:
+            raise value
+        return value
+
+
+def start(fn: Callable[..., T], *args, name: str = "torch-work", **kwargs) -> Started:
+    """fn(*args, **kwargs) started in a fresh thread, the caller's context variables with it (as `run`); the
+    caller may do other things (say how long it has waited) before asking for its `result()`."""
+    return Started(fn, args, kwargs, name)
+
+
 def run(fn: Callable[..., T], *args, name: str = "torch-work", **kwargs) -> T:
     """fn(*args, **kwargs) in a fresh thread; its result, or its exception raised here.
 
@@ -25,22 +64,7 @@ def run(fn: Callable[..., T], *args, name: str = "torch-work", **kwargs) -> T:
     through them), and torch's thread-local modes do not: `fn` sets its own
     (`inference_mode`, `no_grad`) where it needs them.
     """
-    ctx = contextvars.copy_context()
-    out: list = []
-
-    def work() -> None:
-        try:
-            out.append((True, ctx.run(fn, *args, **kwargs)))
-        except BaseException as e:  # re-raised in the caller, never lost in the thread
-            out.append((False, e))
-
-    thread = threading.Thread(target=work, name=name, daemon=True)
-    thread.start()
-    thread.join()
-    ok, value = out[0]
-    if not ok:
-        raise value
-    return value
+    return start(fn, *args, name=name, **kwargs).result()
 
 
 def iterate(make: Callable[[], Iterator[T]], stop: threading.Event, name: str = "torch-work") -> Iterator[T]:

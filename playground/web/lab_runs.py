@@ -8,12 +8,11 @@ time left while a slow mistake (float16 on a CPU: 15-20 s here) runs, from measu
 
 from __future__ import annotations
 
-import contextvars
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from playground.core import threads
 from playground.lab import harness
 from playground.lab.durations import DURATIONS
 from playground.lab.result import BreakResult
@@ -29,25 +28,20 @@ class Tick:
     expected: float | None  # the median of this mistake's last runs here on this model; None: none yet
 
 
-def key_of(sc: harness.Scenario, session: str) -> tuple:
-    """The scenario and the model it runs on: the session's (name, device, dtype), or the bundled model."""
-    current = POOL.current(session)
-    if current is None:
-        return (sc.id, "bundled")
-    report, _src = current
-    return (sc.id, report.model, report.device, report.dtype)
+def key_of(sc: harness.Scenario, report=None) -> tuple:
+    """The scenario and the model it runs on: a load report's (name, device, dtype), or the bundled model."""
+    return (sc.id, "bundled") if report is None else (sc.id, report.model, report.device, report.dtype)
 
 
 def run_lab(sc: harness.Scenario, session: str) -> BreakResult:
     """The scenario on the session's own model (held in use: nothing unloads it mid-copy), or on the lab's
     bundled model before the session loads one; the result says how many visitors were waiting."""
-    key = key_of(sc, session)
     with POOL.held(session) as lm:
         if lm is None:
             result = harness.run(sc)
         else:
             result = harness.run(sc, model=lm.model, tokenizer=lm.tokenizer)
-    DURATIONS.note(key, result.seconds)
+    DURATIONS.note(key_of(sc, lm.report if lm is not None else None), result.seconds)
     result.waiting = waiting(session)
     return result
 
@@ -57,25 +51,13 @@ def ticking(sc: harness.Scenario, session: str, every: float | None = None,
     """`run_lab` in a thread: a Tick at once and every `every` seconds while it runs, then its result (its
     error raised here). The thread does no torch work of its own: harness.run starts the scenario's thread."""
     every = EVERY if every is None else every
-    expected = DURATIONS.expected(key_of(sc, session))
-    ctx = contextvars.copy_context()  # Gradio's request context: `waiting` reads the queue through it
-    out: list = []
-
-    def work() -> None:
-        try:
-            out.append((True, ctx.run(run_lab, sc, session)))
-        except BaseException as e:  # raised in the caller, below
-            out.append((False, e))
-
+    current = POOL.current(session)  # a snapshot, not waiting for the lane: the run reads its model again
+    expected = DURATIONS.expected(key_of(sc, current[0] if current else None))
     t0 = clock()
-    thread = threading.Thread(target=work, name="lab-run", daemon=True)
-    thread.start()
+    run = threads.start(run_lab, sc, session, name="lab-run")  # Gradio's request context goes along: `waiting`
     while True:
         yield Tick(clock() - t0, expected)
-        thread.join(timeout=every)
-        if not thread.is_alive():
+        run.join(timeout=every)
+        if not run.alive:
             break
-    ok, value = out[0]
-    if not ok:
-        raise value
-    yield value
+    yield run.result()
