@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from playground.core.i18n import t
-from playground.core.markdown import code, table, text
+from playground.core.markdown import code, labelled, table, text
 from playground.core.units import fmt_bytes
 from playground.lab.diagnose import DiagnoseResult
 from playground.lab.inspect import InspectReport
@@ -29,7 +29,7 @@ def fix_table(before: str, after: str, lang: str = "en", harmless: bool = False)
 def _label(key: str, lang: str, text: str = "", plain: bool = False, **fields) -> str:
     """A label (bold unless `plain`) and what it labels, with the page language's colon: `**Error:** text`,
     `**错误**：text`."""
-    return t("punct.labelled_plain" if plain else "punct.labelled", lang, label=t(key, lang, **fields), text=text)
+    return labelled(t(key, lang, **fields), text, lang, plain)
 
 
 def result_markdown(r: BreakResult, lang: str = "en") -> str:
