@@ -51,6 +51,7 @@ class Settings:
     port: str
     debug: bool
     memory_budget_bytes: int | None = None  # PLAYGROUND_MEMORY_BUDGET parsed (None when unset)
+    threads: int = 0  # PLAYGROUND_THREADS: torch's CPU threads (0 when unset: playground.hw.cpu_threads chooses)
 
     def to_dict(self) -> dict:
         return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
@@ -160,6 +161,7 @@ def read(env: Mapping[str, str] | None = None) -> Settings:
         memory_budget=_get(env, MEMORY_BUDGET_ENV), memory_budget_bytes=_budget(env),
         host=_host(env), port=_port(env),
         debug=_flag(env, "PLAYGROUND_DEBUG"),
+        threads=_int(env, "PLAYGROUND_THREADS", 0, 2, top=1024),
     )
 
 

@@ -18,7 +18,7 @@ import torch
 
 from playground.core.errors import UserError, shown
 from playground.core.i18n import Said, plain, said
-from playground.hw import zerogpu
+from playground.hw import busy, cpu_threads, zerogpu
 
 DTYPES = ("float32", "float16", "bfloat16", "auto")
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -88,6 +88,11 @@ def cpu_native_bf16(flags: set[str] | None = None) -> bool:
     return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
 
 
+def _threads_reason(c: cpu_threads.Choice) -> Said:
+    """How many threads torch's kernels use here, and why (PLAYGROUND_THREADS, a core left to the browser)."""
+    return said(f"dev.threads_{c.why}", n=c.threads, cores=c.cores)
+
+
 def discover() -> list[DeviceInfo]:
     """Every device the picker lists, available or not, each with its reason."""
     flags = cpu_flags()
@@ -95,7 +100,7 @@ def discover() -> list[DeviceInfo]:
         DeviceInfo(
             id="cpu", kind="cpu", available=True, name=cpu_name(),
             bf16=cpu_native_bf16(flags), fp16=cpu_native_fp16(flags),
-            reason=said("dev.threads", n=torch.get_num_threads()),
+            reason=_threads_reason(cpu_threads.current(busy.cores())),
         )
     ]
     out.extend(_cuda_devices())

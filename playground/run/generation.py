@@ -55,6 +55,7 @@ class GenerationStats:
     # (playground.hw.busy): above the cores, the run shared the CPU with other work
     load_average: float | None = None
     cores: int | None = None
+    threads: int | None = None  # torch's CPU threads for the run (playground.hw.cpu_threads: why that many)
     # every byte once the last token is out, the cache still held (playground.run.accounting): part dicts
     ledger: list[dict] = field(default_factory=list)
 

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, replace
 from typing import Iterator
 
+import torch
+
 from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams, Placement
@@ -266,6 +268,7 @@ class ModelPool:
                         setattr(stats, k, v)
                     if stats.finish_reason != "running":
                         stats.load_average, stats.cores = busy.load_average(), busy.cores()
+                        stats.threads = torch.get_num_threads()
                         stats.ledger = ledger.as_dicts(meter.parts(stats.prompt_tokens, stats.new_tokens))
                         meter.release()
                     yield text, stats

@@ -181,6 +181,8 @@ def stats_markdown(s: GenerationStats, lang: str = "en") -> str:
     mode = t("stats.greedy" if s.greedy else "stats.sampling", lang)
     chat = " · " + t("stats.chat_applied", lang) if s.chat_template_applied else ""
     made = t("stats.model", lang, model=s.model, device=s.device, dtype=s.dtype) if s.model else ""
+    if s.threads and s.cores and not s.device.startswith(("cuda", "mps")):  # the CPU's kernels ran it: how many threads
+        made += t("stats.threads", lang, n=s.threads, cores=s.cores)
     after = f"\n\n_{waited(s.waiting, lang)}_" if s.waiting is not None else ""
     if busy_note(s.load_average, s.cores, lang):
         after += f"\n\n⚠️ _{busy_note(s.load_average, s.cores, lang)}_"

@@ -7,7 +7,8 @@ One `python app.py` (`playground.tools.server`), one headless Chromium on this s
 `python app.py` and a browser on a laptop): the page loads the bundled model, the API client holds the
 same model (shared by the pool), and both generate the same greedy tokens from the same prompt. Their
 generations alternate (page, API, page, ...) after one warm-up each, so both meet the same background
-load. The page's figure is the decode rate its stats show (measured by the server while the browser
+load, each after `--settle` seconds of quiet (the page's plots, drawn after its rate is taken, would
+otherwise be drawn during the API's run). The page's figure is the decode rate its stats show (measured by the server while the browser
 renders the stream); the API's, the one its final update carries. Prints each side's median, its
 spread (min-max), the page's gap against the API in % (of the medians, and the median of each
 back-to-back pair's), and the load average around the runs: above the cores, the figures shared the CPU.
@@ -34,6 +35,7 @@ MODEL = "shakespeare-gpt2"
 # The stats' own markdown (not Gradio's overlay around it) once the run is done, and different from `before`.
 STATS = "((document.querySelector('#stats [data-testid=markdown]') || {}).innerText || '')"
 RATE = re.compile(r"([\d.]+) tokens/s")
+SETTLE = 1.0  # seconds of quiet before each generation
 
 
 def _page_setup(pg, url: str, dtype: str, tokens: int) -> None:
@@ -78,7 +80,7 @@ def summary(name: str, rates: list[float]) -> str:
             f"({100 * (max(rates) - min(rates)) / med:.0f}% of the median), n={len(rates)}")
 
 
-def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print) -> dict:
+def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print, settle: float = SETTLE) -> dict:
     # deferred (optional): the tests' requirements, not the app's; only this command needs them
     from gradio_client import Client
     from playwright.sync_api import sync_playwright  # deferred (optional): a test requirement, like the client
@@ -96,7 +98,12 @@ def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print)
                 load_before = os.getloadavg()[0]
                 page, api = [], []
                 for i in range(runs):
+                    # each run starts on a settled machine, as a reader's next click does: the page's last update
+                    # draws its plots and chains the ledger's event after the rate is taken, and that work would
+                    # otherwise land on the API's run that follows at once
+                    time.sleep(settle)
                     page.append(page_run(pg))
+                    time.sleep(settle)
                     api.append(api_run(client, tokens))
                     log(f"  run {i + 1:2d}: page {page[-1]:7.1f}   api {api[-1]:7.1f} tokens/s")
                 load_after = os.getloadavg()[0]
@@ -118,9 +125,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tokens", type=int, default=96, help="greedy new tokens per generation (default 96)")
     ap.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16", "float16"))
     ap.add_argument("--chromium", default=CHROMIUM, help=f"the browser to drive (default {CHROMIUM})")
+    ap.add_argument("--settle", type=float, default=SETTLE,
+                    help=f"seconds of quiet before each generation (default {SETTLE}; 0: back to back)")
     a = ap.parse_args(argv)
     print(f"{MODEL} on cpu in {a.dtype}, {a.tokens} greedy tokens from {PROMPT!r}, {a.runs} generations a side")
-    r = run(a.runs, a.tokens, a.dtype, a.chromium)
+    r = run(a.runs, a.tokens, a.dtype, a.chromium, settle=a.settle)
     print(summary("page", r["page"]))
     print(summary("api", r["api"]))
     lo, hi = r["paired_interval"]

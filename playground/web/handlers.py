@@ -252,12 +252,12 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
             return
         prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
-        final, text, first, pace = None, "", True, Pace()
+        final, text, first, pace = None, "", True, Pace(quiet_start=True)  # not drawn during the decode's start
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
                                        session, engine, p.chat_template):
             if d["finish_reason"] != "running":
                 final = stamped(d, session)
-            elif pace.due():  # the first at once, then four updates a second, not one per token: the browser renders each on these cores
+            elif pace.due():  # four updates a second from the click, not one per token: the browser renders each on these cores
                 # the box shows again (a lab run hid it) with the first token; after it, the text alone
                 out = gr.update(value=text, visible=True) if first else text
                 first = False

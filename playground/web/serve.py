@@ -18,8 +18,10 @@ import threading
 import time
 from typing import Callable
 
+import torch
+
 from playground.core import leftovers, settings
-from playground.hw import memory
+from playground.hw import busy, cpu_threads, memory
 from playground.load import placement, synthetic
 from playground.run.pool import POOL
 from playground.web import exports
@@ -32,6 +34,12 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 def main(build: Callable, launch: dict) -> None:
     """Serve the Blocks `build()` makes with `launch` (playground.web.ui's build and launch_kwargs)."""
     checked = startup_checks()
+    threads = cpu_threads.choose(checked.threads, cpu_threads.listening_on(checked.host, os.environ), busy.cores(),
+                                 torch.get_num_threads())
+    cpu_threads.apply(threads)  # before any torch work: every figure the page shows is taken with it
+    if threads.why == "local":
+        print(f"playground: torch uses {threads.threads} of {threads.cores} cores, one left to the browser on this "
+              f"machine (the server listens only here); {cpu_threads.ENV}={threads.cores} uses them all", flush=True)
     swept = sweep()
     if swept:
         print(f"playground: removed {len(swept)} temporary folder(s) left by servers that are gone", flush=True)

@@ -19,7 +19,7 @@ import playground.lab.scenarios  # noqa: F401
 from playground.core import i18n
 from playground.core.i18n import TABLE
 from playground.core.paths import PACKAGE
-from playground.hw import ledger
+from playground.hw import cpu_threads, ledger
 from playground.hw.sampler import PROGRESS_PHASES
 from playground.lab import oom
 from playground.lab.factcheck.claim import VERDICTS
@@ -41,6 +41,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "finish.{}": ("running", "length", "eos", "stopped"),  # run/generation.py: GenerationStats.finish_reason
     "stats.{}": tuple(k for k, v in decode.profile([0.1, 0.2]).items() if isinstance(v, float)),
     "dev.col.{}": ("device", "state", "note"),  # web/views.py: devices_html
+    "dev.threads_{}": cpu_threads.WHY,  # hw/devices.py: why torch has that many CPU threads
     # the sampler's phases: the loader's (from its progress keys), a generation's, and before the first mark
     "phase.name.{}": (*sorted(set(PROGRESS_PHASES.values())), "warm-up", "prefill", "decode", ""),
     "bw.kind.{}": ("read", "memcpy", "cast", "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned"),

@@ -43,3 +43,13 @@ def test_a_rate_measured_with_a_core_to_spare_has_no_caveat():
     for load, cores in ((1.9, 2), (2.0, 2), (None, 2), (5.0, None)):
         text = render.stats_markdown(_done(load, cores), "en") + render.stats_markdown(_done(load, cores), "zh")
         assert "busy" not in text and "正忙" not in text, (load, cores)
+
+
+def test_a_cpu_rate_says_how_many_torch_threads_made_it_and_a_gpu_rate_does_not():
+    """The thread count is the run's own (hw.cpu_threads chose it at start-up): beside the model, both languages."""
+    s = _done(0.5, 2)
+    s.threads, s.model, s.device, s.dtype = 1, "shakespeare-gpt2", "cpu", "bfloat16"
+    assert "· torch threads: 1 of 2 cores" in render.stats_markdown(s, "en")
+    assert "· torch 线程数：1，共 2 个核" in render.stats_markdown(s, "zh")
+    s.device = "cuda:0"
+    assert "torch threads" not in render.stats_markdown(s, "en")

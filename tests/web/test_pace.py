@@ -22,3 +22,14 @@ def test_calls_slower_than_the_pace_all_pass():
         dues.append(pace.due())
         now[0] += 0.25
     assert dues == [True] * 5
+
+
+def test_a_quiet_start_holds_the_first_update_for_one_interval_from_the_start():
+    """A generation's pace counts from the click: the render of its first token would land in the decode it times."""
+    now = [10.0]
+    pace = Pace(0.25, clock=lambda: now[0], quiet_start=True)
+    dues = []
+    for _ in range(6):  # a token every 0.1 s
+        now[0] += 0.1
+        dues.append(pace.due())
+    assert dues == [False, False, True, False, False, True]

@@ -14,6 +14,7 @@ TEXT: dict[str, W] = {
                     "测量时机器正忙（{cores} 个核心上的负载均值为 {load:.1f}）：其他任务在分用 CPU，"
                     "所以这些速度低于这台机器本来的水平"),
     "stats.mode": W("mode", "模式"),
+    "stats.threads": W(" · torch threads: {n} of {cores} cores", " · torch 线程数：{n}，共 {cores} 个核"),
     "stats.model": W(" · model: `{model}` ({device}, {dtype})", " · 模型：`{model}`（{device}，{dtype}）"),
     "stats.greedy": W("greedy", "贪心解码"),
     "stats.sampling": W("sampling", "采样"),
