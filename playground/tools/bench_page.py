@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     print(summary("page", r["page"]))
     print(summary("api", r["api"]))
     lo, hi = r["paired_interval"]
-    print(f"gap: the page's median is {r['gap_pct']:.1f}% below the API's "
+    side = "below" if r["gap_pct"] >= 0 else "above"
+    print(f"gap: the page's median is {abs(r['gap_pct']):.1f}% {side} the API's "
           f"(median of the back-to-back pairs: {r['paired_gap_pct']:.1f}%, ~95% interval {lo:.1f} to {hi:.1f}%)")
     print(f"load average (1 min) {r['load'][0]:.2f} before, {r['load'][1]:.2f} after, on {r['cores']} cores")
 

@@ -11,8 +11,8 @@ one just before another that goes: nothing waits on the clock.
 
 A generation's pace counts from the click (`quiet_start`): its first update waits a quarter second too. Sent
 with the first token, the page drew it (the output box shown, the stats) in the first milliseconds of the
-decode it measures: 96 tokens take 0.2 s here, and that one render cost the page's rate 5-10% against the
-API's; held to a quarter second from the click, within 1-2% (bench_page, 2026-11-25). A model slower to its
+decode it measures: 96 tokens take 0.2 s here, and that one render cost the page's rate 4-10% against the
+API's; held to a quarter second from the click, within 4% either way in six runs (bench_page, 2026-11-25). A model slower to its
 first token than that still shows it at once.
 """
 

@@ -19,9 +19,11 @@ OVERLAYS = """() => [...new Set([...document.querySelectorAll('div.wrap.full, di
   .filter(el => !el.classList.contains('hide'))
   .map(el => { const host = el.closest('[id]'); return host ? host.id : '?'; }))]"""
 
-# Counts the stats' distinct texts as the page draws them (one per update the page renders).
+# Counts the stats' distinct texts as the page draws them (one per update the page renders): the markdown's own
+# text, not the element's, which also holds Gradio's hidden tracker ("processing | 0.2s", ticking every 0.1 s
+# until the first update, which now comes a quarter second after the click).
 WATCH = """() => { window.__texts = []; const el = document.querySelector('#stats');
-  new MutationObserver(() => { const s = el.innerText;
+  new MutationObserver(() => { const s = (el.querySelector('[data-testid=markdown]') || el).innerText;
     if (window.__texts[window.__texts.length - 1] !== s) window.__texts.push(s); })
   .observe(el, {subtree: true, childList: true, characterData: true}); }"""
 
