@@ -14,11 +14,11 @@ A server that listens for other machines (a Space, a container) keeps torch's de
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 import torch
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 ENV = "PLAYGROUND_THREADS"
 WHY = ("set", "local", "default")  # Choice.why: the devices panel says each (dev.threads_<why>)
 
@@ -31,7 +31,14 @@ class Choice:
 
 
 def is_loopback(host: str) -> bool:
-    return host.strip().lower() in LOOPBACK or host.startswith("127.")
+    """An address only this machine can reach: localhost, 127.0.0.0/8, ::1 (a name other than localhost: no)."""
+    name = host.strip().lower().strip("[]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def listening_on(settings_host: str, env: dict) -> str:

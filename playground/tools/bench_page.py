@@ -3,15 +3,11 @@
     python -m playground.tools.bench_page                       # 10 + 10 generations, bfloat16, 96 greedy tokens
     python -m playground.tools.bench_page --runs 10 --dtype float32 --tokens 128
 
-One `python app.py` (`playground.tools.server`), one headless Chromium on this same machine (as with
-`python app.py` and a browser on a laptop): the page loads the bundled model, the API client holds the
-same model (shared by the pool), and both generate the same greedy tokens from the same prompt. Their
-generations alternate (page, API, page, ...) after one warm-up each, so both meet the same background
-load, each after `--settle` seconds of quiet (the page's plots, drawn after its rate is taken, would
-otherwise be drawn during the API's run). The page's figure is the decode rate its stats show (measured by the server while the browser
-renders the stream); the API's, the one its final update carries. Prints each side's median, its
-spread (min-max), the page's gap against the API in % (of the medians, and the median of each
-back-to-back pair's), and the load average around the runs: above the cores, the figures shared the CPU.
+One `python app.py` and one headless Chromium on this machine (as on a laptop); the page and an API client
+generate the same greedy tokens on the bundled model (shared by the pool), alternating after a warm-up each,
+each run after `--settle` seconds of quiet (the page's plots, drawn after its rate is taken, would otherwise
+land on the API's run). Prints each side's decode rate (median, min-max), the page's gap against the API in %
+(of the medians, and of the back-to-back pairs with a ~95% interval) and the load average around the runs.
 """
 
 from __future__ import annotations

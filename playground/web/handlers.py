@@ -201,15 +201,21 @@ def ui_room(prompt: object, chat_template: object, session: str) -> tuple[int | 
 
 
 def slider_update(room: tuple, value: object, lang: str):
-    """max_new_tokens' slider: capped at what the prompt leaves of the context (and the server's cap)."""
+    """max_new_tokens' slider: capped at what the prompt leaves of the context (and the server's cap). Its value
+    is set only when it must change (above the new top, or not a number): `value` is what the slider held when
+    the event started, and sent back unchanged it would undo what the visitor set meanwhile (a load's chained
+    update landing after the visitor typed 200 put the slider back to 64)."""
     n, ctx = room
     cap = settings.read().max_new_tokens
     top = max(1, min(cap, ctx - (n or 1))) if ctx else cap
+    info = views.context_info(ctx, n, lang)
     try:
-        now = min(max(int(float(value)), 1), top)
+        held = int(float(value))
     except (TypeError, ValueError):
-        now = min(64, top)
-    return gr.Slider(maximum=top, value=now, info=views.context_info(ctx, n, lang))
+        return gr.update(maximum=top, value=min(64, top), info=info)
+    if 1 <= held <= top:
+        return gr.update(maximum=top, info=info)
+    return gr.update(maximum=top, value=min(max(held, 1), top), info=info)
 
 
 def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: str, request: gr.Request = None):

@@ -61,6 +61,9 @@ def test_load_generate_stream_and_screenshot(page):
     lengths = page.evaluate("() => { window.__done = true; return window.__lengths; }")  # the frame loop ends
     assert final and min(lengths) < final, f"text did not stream in (lengths seen: {sorted(lengths)}, final {final})"
     assert "tokens/s" in stats and "time to first token" in stats
+    # the run took the 200 typed (seed 0's text runs to its budget): a load's chained slider update, landing after
+    # the typing, once put the slider back to 64, and 64 tokens finish before the page's first update is due
+    assert "(199 tokens in" in stats, stats
     shot = ARTIFACTS / "playground.png"
     page.screenshot(path=str(shot), full_page=True)
     if os.environ.get("PLAYGROUND_SCREENSHOT"):

@@ -15,7 +15,7 @@ def test_a_server_only_this_machine_reaches_leaves_one_core(host):
     assert cpu_threads.choose(0, host, cores=16, default=16).threads == 15
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "my-space.hf.space"])
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "my-space.hf.space", "127.example.com"])
 def test_a_server_other_machines_reach_keeps_torchs_default(host):
     assert cpu_threads.choose(0, host, cores=2, default=2) == cpu_threads.Choice(2, 2, "default")
 

@@ -123,3 +123,14 @@ def test_the_page_is_told_at_most_four_times_a_second_and_always_the_last(monkey
     assert text(out[-1][0]) == "x" * n and "length" not in out[-1][1] and out[-1][6]["finish_reason"] == "length"
     if step_s >= pace.PAGE_EVERY:
         assert len(out) == n + 1  # every token, and the final update
+
+
+def test_the_slider_keeps_a_value_set_while_its_update_was_on_the_way():
+    """The prompt's room comes back with the slider's value as it was when the event started: sent back, it undid
+    what the visitor set meanwhile (CI: 200 typed after a load, the load's chained update put back 64)."""
+    room = (2, 256)  # a 2-token prompt in a 256-token context: 254 left
+    kept = handlers.slider_update(room, 64, "en")
+    assert kept["maximum"] == 254 and "value" not in kept and "254" in kept["info"]
+    assert handlers.slider_update(room, 400, "en")["value"] == 254  # above the top: it must change, and does
+    assert handlers.slider_update(room, "", "en")["value"] == 64  # not a number: the page's default
+    assert handlers.slider_update((None, None), 2000, "en")["value"] == handlers.settings.read().max_new_tokens
