@@ -181,3 +181,12 @@ def test_every_w_written_anywhere_in_the_package_has_both_languages_and_the_same
                 assert CJK.search(zh) or re.fullmatch(r"[\s\w{}:.,;=+*()（）；。，、：`%×x/·'\"-]*", zh), where
                 assert fields(en) - {"what"} == fields(zh) - {"what_zh"}, where
     assert seen > 300
+
+
+def test_english_counts_its_nouns_and_no_text_says_one_in_the_plural():
+    """"{n} {n?block|blocks}" says 1 block, 2 blocks; the tables no longer write "block(s)" for either."""
+    w = W("{n} {n?block|blocks} for {v} {v?visitor|visitors}", "{n} 个块，{v} 位访客")
+    assert (w.say("en", n=1, v=2), w.say("en", n=0, v=1)) == ("1 block for 2 visitors", "0 blocks for 1 visitor")
+    assert w.say("zh", n=1, v=2) == "1 个块，2 位访客"
+    assert t("pool.waited", "en", n=1).startswith("Measured while 1 other visitor waited")
+    assert [k for k, w in i18n.TABLE.items() if re.search(r"\{\w+\} (other )?\w+\(s\)", w.en)] == []

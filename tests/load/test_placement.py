@@ -73,7 +73,7 @@ def test_blocks_with_nowhere_to_go_are_refused_without_the_disk_tier(pool):
     cfg = catalog.read_config(catalog.resolve("shakespeare-gpt2"))
     with pytest.raises(UserError) as e:
         placement.guard(cfg, torch.float32, check_limits("cpu=12MB"))
-    assert e.value.key == "place.err.needs_disk" and "5 block(s), 12.1 MiB" in str(e.value)  # h.0-h.3 and ln_f
+    assert e.value.key == "place.err.needs_disk" and "5 blocks, 12.1 MiB" in str(e.value)  # h.0-h.3 and ln_f
 
 
 def _serving(pool) -> None:

@@ -24,7 +24,7 @@ def test_the_banner_says_the_visitors_own_model_and_apart_the_pool(pool):
     pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session="b")
     mine, pool_line = views.status_markdown(pool.status("a"), "en").split("  \n")
     assert mine == f"**Your model:** `{BUNDLED_NAME}` on `cpu` in `bfloat16`"
-    assert pool_line.startswith("**This server holds** 2 model(s) for 2 visitor(s) (") and "MiB of RAM)" in pool_line
+    assert pool_line.startswith("**This server holds** 2 models for 2 visitors (") and "MiB of RAM)" in pool_line
     zh = views.status_markdown(pool.status("a"), "zh")
     assert "**你的模型**：" in zh and "为 2 位访客保留着 2 个模型" in zh
     assert views.status_markdown(pool.status("nobody"), "en").startswith("**Your model:** none yet")
@@ -40,10 +40,10 @@ def test_each_figure_says_how_many_visitors_were_waiting():
     from playground.run.render import stats_markdown, waited
 
     assert waited(None) == "" and waited(0) == "Measured with no other visitor waiting."
-    assert waited(2).startswith("Measured while 2 other visitor(s) waited") and "2 位其他访客" in waited(2, "zh")
+    assert waited(2).startswith("Measured while 2 other visitors waited") and "2 位其他访客" in waited(2, "zh")
     done = GenerationStats(new_tokens=4, finish_reason="length", model="m", device="cpu", dtype="float32", waiting=1)
     said = stats_markdown(done, "en")
-    assert "model: `m` (cpu, float32)" in said and said.endswith("_Measured while 1 other visitor(s) waited their "
+    assert "model: `m` (cpu, float32)" in said and said.endswith("_Measured while 1 other visitor waited their "
                                                                  "turn: runs take turns, so none ran beside this one._")
 
 

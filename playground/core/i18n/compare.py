@@ -19,7 +19,7 @@ TEXT: dict[str, W] = {
     "cmp.vs_estimate": W("({pct:+.2f}% vs estimate)", "（与估算相差 {pct:+.2f}%）"),
     "cmp.kv_cell": W("KV cache {kv}", "KV 缓存 {kv}"),
     "cmp.runs_cell": W("{warmup} warm-up + {runs} timed", "{warmup} 次预热 + {runs} 次计时"),
-    "cmp.tokens_cell": W("{n} tokens", "{n} 个 token"),
+    "cmp.tokens_cell": W("{n} {n?token|tokens}", "{n} 个 token"),
     "cmp.status.ok": W("ok", "完成"),
     "cmp.status.error": W("error", "出错"),
     "cmp.status.refused": W("refused", "被拒绝"),

@@ -23,7 +23,7 @@ TEXT: dict[str, W] = {
     "stats.new": W("new tokens", "新生成 token 数"),
     "stats.rate": W("decode rate", "解码速度"),
     "stats.total": W("total", "总耗时"),
-    "stats.rate_cell": W("{rate} ({n} tokens in {t})", "{rate}（{t} 内生成 {n} 个 token）"),
+    "stats.rate_cell": W("{rate} ({n} {n?token|tokens} in {t})", "{rate}（{t} 内生成 {n} 个 token）"),
     "stats.per_token": W("per-token decode times", "逐 token 解码耗时"),
     "stats.chat_applied": W("chat template applied: the prompt went in as the user's message",
                             "已套用聊天模板：提示词作为用户消息送入"),
@@ -40,7 +40,7 @@ TEXT: dict[str, W] = {
     "stats.p90": W("p90", "p90"),
     "stats.first": W("first", "第一步"),
     "stats.last": W("last", "最后一步"),
-    "stats.steps": W("{n} steps", "{n} 步"),
+    "stats.steps": W("{n} {n?step|steps}", "{n} 步"),
     # the engines and the decoding mode
     "engine.generate": W("generate()", "generate()（库自带）"),
     "engine.manual": W("manual loop + KV cache", "手写循环 + KV 缓存"),

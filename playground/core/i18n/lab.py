@@ -77,7 +77,7 @@ TEXT: dict[str, W] = {
     "ui.flag": W("Flag", "标记"),
     "ui.summary": W("Summary by (device, dtype)", "按（设备，数据类型）汇总"),
     "ui.modules": W("Every module with its own parameters or buffers", "每个直接拥有参数或缓冲区的模块"),
-    "ui.flagged": W("Mixed placement: {n} module(s) differ from the rest", "放置不一致：{n} 个模块与其余部分不同"),
+    "ui.flagged": W("Mixed placement: {n} {n?module differs|modules differ} from the rest", "放置不一致：{n} 个模块与其余部分不同"),
     "ui.flagged_none": W(
         "Every tensor of this model sits on the same device with the same dtype.",
         "这个模型的所有张量都在同一设备上，数据类型也相同。",

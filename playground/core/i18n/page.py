@@ -81,7 +81,7 @@ TEXT: dict[str, W] = {
         "点击**加载**重新加载（大约 {seconds} 秒）。",
     ),
     "status.pool": W(
-        "**This server holds** {models} model(s) for {visitors} visitor(s) ({bytes} of RAM).",
+        "**This server holds** {models} {models?model|models} for {visitors} {visitors?visitor|visitors} ({bytes} of RAM).",
         "**本服务器**为 {visitors} 位访客保留着 {models} 个模型（占内存 {bytes}）。",
     ),
     "page.engine": W("Generation engine", "生成引擎"),

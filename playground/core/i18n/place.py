@@ -38,7 +38,7 @@ TEXT: dict[str, W] = {
         "{device}={limit} 小于一个块：仅 {block} 就需要 {size}，而 Accelerate 从不拆分块"
         "（它还要在运行被卸载块的设备上为最大的块留出空间）。请给 {device} 至少 {size}。"),
     "place.err.needs_disk": W(
-        "These limits ({limits}) leave {n} block(s), {bytes}, with nowhere to go. Add the disk tier (`,disk`) to "
+        "These limits ({limits}) leave {n} {n?block|blocks}, {bytes}, with nowhere to go. Add the disk tier (`,disk`) to "
         "offload them to the disk, or raise a limit.",
         "这些限制（{limits}）让 {n} 个块（{bytes}）无处可放。请加上磁盘层（`,disk`）把它们卸载到磁盘，或者调高某个限制。"),
     "place.err.ram": W(
@@ -65,7 +65,7 @@ TEXT: dict[str, W] = {
     "place.progress.cold": W("the offloaded model, cold (evicted before every forward pass)",
                              "被卸载的模型，冷（每次前向传播前都从页缓存中清除）"),
     "place.progress.rate": W("the disk's cold read rate on the offloaded bytes", "在被卸载的字节上测磁盘的冷读速率"),
-    "place.progress.cliff": W("{k} block(s) on the disk: load, warm run, cold run", "{k} 个块在磁盘上：加载、热运行、冷运行"),
+    "place.progress.cliff": W("{k} {k?block|blocks} on the disk: load, warm run, cold run", "{k} 个块在磁盘上：加载、热运行、冷运行"),
     "place.note.no_evict": W(
         "No cold run: this OS offers no posix_fadvise to drop files from the page cache (macOS, Windows).",
         "没有冷运行：这个操作系统没有 posix_fadvise，无法把文件从页缓存中清除（macOS、Windows）。"),
@@ -164,7 +164,7 @@ TEXT: dict[str, W] = {
         "`model.device` 读的是第一个参数，而它被卸载了，所以在 `meta` 上：送到那里的输入没有数据。"
         "请把输入送到第一个块运行的 `{main}`。"),
     "place.map.agree": W("Plan, intended and actual agree for every block.", "每个块的规划、预期与实际都一致。"),
-    "place.map.differences": W("⚠️ {n} block(s) where plan, intended and actual disagree (outlined in red, ⚠️ below).",
+    "place.map.differences": W("⚠️ {n} {n?block|blocks} where plan, intended and actual disagree (outlined in red, ⚠️ below).",
                                "⚠️ 有 {n} 个块的规划、预期与实际不一致（红框标出，下表中带 ⚠️）。"),
     "place.map.hop": W("Activations hop from `{src}` to `{dst}` after `{after}` (the black bar).",
                        "在 `{after}` 之后，激活值从 `{src}` 跳到 `{dst}`（黑色竖条）。"),
@@ -188,7 +188,7 @@ TEXT: dict[str, W] = {
         "把被卸载的文件从页缓存中清除，就像内存装不下它们的机器）。每个解码步骤：Accelerate 的钩子搬进来的字节、"
         "从磁盘读取的字节（本进程的 I/O 计数器），以及时间花在了哪里。"),
     "place.cost.summary": W(
-        "`{model}` in {dtype}, limits `{limits}`: {blocks} block(s), {offloaded}, offloaded. {n} greedy tokens after "
+        "`{model}` in {dtype}, limits `{limits}`: {blocks} {blocks?block|blocks}, {offloaded}, offloaded. {n} greedy tokens after "
         "`{prompt}` in every run (EOS held back until then); per-token figures are the decode steps' (one forward "
         "pass each).",
         "`{model}`（{dtype}），限制 `{limits}`：{blocks} 个块（{offloaded}）被卸载。每次运行都在 `{prompt}` 之后生成 {n} 个"

@@ -6,7 +6,7 @@ PREFIXES = ("pool",)
 
 TEXT: dict[str, W] = {
     "pool.waited": W(
-        "Measured while {n} other visitor(s) waited their turn: runs take turns, so none ran beside this one.",
+        "Measured while {n} other {n?visitor|visitors} waited their turn: runs take turns, so none ran beside this one.",
         "测量时有 {n} 位其他访客在排队等候：运行依次进行，没有任何运行与它同时进行。",
     ),
     "pool.waited_none": W("Measured with no other visitor waiting.", "测量时没有其他访客在排队。"),
@@ -22,12 +22,12 @@ TEXT: dict[str, W] = {
         "你之前的模型 {model}（{device}，{dtype}）在此期间已被卸载，为另一位访客的模型腾出内存。",
     ),
     "pool.shared": W(
-        "Already loaded for {n} other visitor(s): shared with you, not loaded again. The figures below were "
+        "Already loaded for {n} other {n?visitor|visitors}: shared with you, not loaded again. The figures below were "
         "measured when it was loaded, at {at}.",
         "已经为另外 {n} 位访客加载：与你共用，没有再次加载。下面的数字是它在 {at} 加载时测得的。",
     ),
     "pool.beside": W(
-        "The pairs ran beside the {models} model(s) loaded for visitors ({bytes} of RAM), within the memory "
+        "The pairs ran beside the {models} {models?model|models} loaded for visitors ({bytes} of RAM), within the memory "
         "they leave: none of them was unloaded.",
         "这些组合与为访客加载的 {models} 个模型（占内存 {bytes}）同时存在，只使用它们剩下的内存："
         "没有卸载其中任何一个。",

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 LANGS = ("en", "zh")
+# "{n} {n?block|blocks}": the word for one, or for any other count, of the field named before "?" (English
+# counts its nouns; Chinese has no plural, so its texts need none). Chosen before the fields are filled in.
+PLURAL = re.compile(r"\{(\w+)\?([^|{}]*)\|([^{}]*)\}")
+
+
+def _counted(text: str, fields: dict) -> str:
+    return PLURAL.sub(lambda m: m.group(2) if fields[m.group(1)] == 1 else m.group(3), text)
 
 
 class W(NamedTuple):
@@ -15,4 +23,4 @@ class W(NamedTuple):
 
     def say(self, lang: str = "en", **fields: object) -> str:
         text = self.zh if lang == "zh" else self.en
-        return text.format(**fields) if fields else text
+        return _counted(text, fields).format(**fields) if fields else text
