@@ -118,14 +118,23 @@ class Sampler:
         self.stop()
 
     # -- phases ------------------------------------------------------------
-    def mark(self, phase: str) -> None:
+    def mark(self, phase: str, at: float | None = None) -> None:
         """Start `phase` now, ending the previous one. The reading taken here belongs to both:
-        it is the previous phase's last and this phase's first."""
+        it is the previous phase's last and this phase's first. `at` (a `time.perf_counter()` reading
+        already past) starts it then instead: a boundary learnt late, as a generation's first token is by
+        a consumer that wakes at the page's pace; the readings taken since move to the new phase."""
         sample = self._sample()
         with self._lock:
+            start = sample.t
+            if at is not None:
+                floor = self.spans[-1].start if self.spans else 0.0
+                start = min(max(at - self._t0, floor), sample.t)
+                for earlier in self.samples:
+                    if earlier.t > start:
+                        earlier.phase = phase
             if self.spans and self.spans[-1].end is None:
-                self.spans[-1].end = sample.t
-            self.spans.append(PhaseSpan(phase, sample.t))
+                self.spans[-1].end = start
+            self.spans.append(PhaseSpan(phase, start))
             self._phase = sample.phase = phase
             self.samples.append(sample)
 

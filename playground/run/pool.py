@@ -258,11 +258,14 @@ class ModelPool:
             if hold is not None:
                 hold.gen_timeline = sampler  # readable while it runs: the last update draws it
             with sampler:
+                t_prefill = time.perf_counter()
                 sampler.mark("prefill")
                 decoding = False
                 for text, stats in updates:
                     if not decoding and stats.new_tokens > 0:
-                        sampler.mark("decode")  # the first token ends the prefill
+                        # the first token ends the prefill: at its own time, not when this loop sees it (the
+                        # engine's updates come at the page's pace, tens of ms after the token)
+                        sampler.mark("decode", at=t_prefill + (stats.ttft_seconds or 0.0))
                         decoding = True
                     for k, v in made_by.items():
                         setattr(stats, k, v)

@@ -50,7 +50,7 @@ def devices_html(devs: list[DeviceInfo], lang: str = "en") -> str:
     for d in devs:
         feats = ", ".join(f for f, ok in (("bf16", d.bf16), ("fp16", d.fp16)) if ok)
         details = [html.escape(d.name), fmt_bytes(d.total_memory) if d.total_memory else "",
-                   f"{t('dev.col.native', lang)}: {feats}" if feats else "",
+                   labelled(t("dev.col.native", lang), feats, lang, plain=True) if feats else "",
                    html.escape(d.reason.text(lang) if d.reason else "")]
         style = "" if d.available else ' style="opacity:.5"'
         state = t("dev.available" if d.available else "dev.unavailable", lang)

@@ -50,6 +50,24 @@ def test_boundary_reading_belongs_to_both_phases():
     assert a.rss_peak >= a.rss_start + 80 * MiB
 
 
+def test_a_boundary_learnt_late_starts_the_phase_at_its_own_time():
+    """A generation's first token reaches the pool's loop at the page's pace, tens of ms after it came: the
+    decode phase starts at the token's time, and the readings taken in between are the decode's."""
+    with Sampler(hz=20) as s:
+        t0 = time.perf_counter()
+        s.mark("prefill")
+        time.sleep(0.02)
+        first_token = time.perf_counter()
+        time.sleep(0.3)  # the loop sees the token late
+        s.mark("decode", at=first_token)
+        time.sleep(0.1)
+    prefill, decode = s.peaks()
+    assert prefill.seconds < 0.06, prefill.seconds  # was the whole 0.32 s before `at`
+    assert decode.seconds > 0.35
+    late = [x for x in s.samples if x.t > first_token - t0 + 0.01 and x.t < first_token - t0 + 0.29]
+    assert late and all(x.phase == "decode" for x in late)
+
+
 @pytest.mark.slow  # samples for 2 s to measure its own cost
 def test_overhead_stays_under_one_percent_of_a_core():
     # While the main thread works (as a load or a generation would), the sampler's own

@@ -45,16 +45,17 @@ TEXT: dict[str, W] = {
     "lesson.panel.inspect": W("Inspect tab", "检查张量位置标签页"),
     "lesson.panel.stats": W("Playground tab, Generate and its statistics", "游乐场标签页的生成与统计"),
     "lesson.panel.kv": W("Speed tab, the KV cache", "速度标签页的 KV 缓存"),
-    "lesson.panel.lab": W("Playground tab, Break it", "游乐场标签页的“弄坏它”"),
+    "lesson.panel.lab": W("Playground tab, Break it", "游乐场标签页的“搞坏它”"),
     "lesson.panel.place": W("Placement tab, the placement map", "放置标签页的放置图"),
     "lesson.panel.engines": W("Speed tab, decode engines", "速度标签页的解码引擎"),
     # -- the steps: a title and a few sentences each -------------------------------------------
     "lesson.load.title": W("1. Load, and what each phase did", "1. 加载，以及每个阶段做了什么"),
     "lesson.load.text": W(
-        "Loading is several steps, and the tutorials' `model.to(DEVICE)` is only one of them. `from_pretrained` reads "
-        "the weights from disk into RAM; `model.to(device)` moves them (on the CPU there is nowhere to move them); "
+        "Loading is several steps, and the tutorials' `model.to(DEVICE)` is only one of them. `from_pretrained` builds "
+        "the model from the checkpoint (float32 weights are memory-mapped from the file, read from disk only as they "
+        "are used; a cast copies them into RAM); `model.to(device)` moves them (on the CPU there is nowhere to move them); "
         "`eval()` switches dropout off. This step shows each phase of your model's load, timed apart.",
-        "加载分好几步，教程里的 `model.to(DEVICE)` 只是其中一步。`from_pretrained` 把权重从磁盘读进内存；"
+        "加载分好几步，教程里的 `model.to(DEVICE)` 只是其中一步。`from_pretrained` 用检查点构建模型（float32 权重直接内存映射到文件，用到时才从磁盘读入；转换数据类型时才复制进内存）；"
         "`model.to(device)` 移动它们（在 CPU 上无处可移）；`eval()` 关闭 dropout。这一步把你的模型加载时的"
         "每个阶段分开计时给你看。"),
     "lesson.to.title": W("2. `.to()` on this machine: what moved, in bytes", "2. 这台机器上的 `.to()`：移动了什么，多少字节"),
@@ -154,7 +155,7 @@ TEXT: dict[str, W] = {
         "`.to(torch.{dtype})` copied 0 bytes in {ms} ms: all {tensors} tensors were in that dtype already.",
         "`.to(torch.{dtype})` 用 {ms} 毫秒复制了 0 字节：全部 {tensors} 个张量本来就是这个数据类型。"),
     "lesson.to.meta": W(" {meta} tensors on `meta` (offloaded) hold no values and were left alone.",
-                        " 另有 {meta} 个张量在 `meta` 上（已卸载），没有数值，未做处理。"),
+                        "另有 {meta} 个张量在 `meta` 上（已卸载），没有数值，未做处理。"),
     "lesson.to.said": W("{dev} {cast}{meta}", "{dev}{cast}{meta}"),
     "lesson.where.one": W("All {tensors} tensors ({bytes}) are on {device} in {dtype}: one place, nothing left behind.",
                           "全部 {tensors} 个张量（{bytes}）都在 {device} 上，数据类型为 {dtype}：只有一处，没有落下的。"),
@@ -166,10 +167,10 @@ TEXT: dict[str, W] = {
     "lesson.where.tied": W(
         " `parameters()` lists {params} and `state_dict()` {state}: {extra} more, because a tied weight is one "
         "tensor under two names, listed once by `parameters()` and twice by `state_dict()`.",
-        " `parameters()` 列出 {params} 项，`state_dict()` 列出 {state} 项：多出 {extra} 项，因为绑定的权重是同一个张量"
+        "`parameters()` 列出 {params} 项，`state_dict()` 列出 {state} 项：多出 {extra} 项，因为绑定的权重是同一个张量"
         "有两个名字，`parameters()` 只列一次，`state_dict()` 列两次。"),
     "lesson.where.same": W(" `state_dict()` lists {state}: the {params} parameters and {buffers} buffers, each once.",
-                           " `state_dict()` 列出 {state} 项：{params} 个参数和 {buffers} 个缓冲区，各列一次。"),
+                           "`state_dict()` 列出 {state} 项：{params} 个参数和 {buffers} 个缓冲区，各列一次。"),
     "lesson.where.said": W("{place}{lists}", "{place}{lists}"),
     "lesson.forward.said": W(
         "One forward pass over your {prompt} prompt tokens took {fwd} ms and returned {positions} × {vocab} logits: "

@@ -8,11 +8,11 @@ TEXT: dict[str, W] = {
     "page.title": W("The device playground", "设备游乐场"),
     "page.intro": W(
         "Pick a model, a device and a dtype, press **Load**, and see what PyTorch does, measured on this "
-        "machine: how long `from_pretrained` takes to read the weights from disk, and *separately* how long "
+        "machine: how long `from_pretrained` takes to build the model from the checkpoint on disk, and *separately* how long "
         "`model.to(device)` takes to move them; what that costs in RAM and VRAM; then watch tokens stream in "
         "with live tokens/s. Flip **Break it** to see the real error each classic mistake raises.",
         "选择模型、设备和数据类型，点击**加载**，看看 PyTorch 实际做了什么，全部在这台机器上实测："
-        "`from_pretrained` 从磁盘读入权重用了多久，"
+        "`from_pretrained` 用磁盘上的检查点构建模型用了多久，"
         "以及*单独*计时的 `model.to(device)` 搬运权重用了多久；它们占用多少内存和显存；"
         "然后看文本逐个 token 流式生成，实时显示 tokens/s。打开**搞坏它**，"
         "看看每个经典错误真正抛出的报错。",

@@ -20,7 +20,7 @@ TEXT: dict[str, W] = {
     "progress.unload": W("unload: freeing {model}", "卸载：正在释放 {model}"),
     "progress.import": W("import: the architecture's Python code (first load only)",
                          "导入：这个架构的 Python 代码（只在第一次加载时）"),
-    "progress.load": W("load: from_pretrained (disk to RAM)", "加载：from_pretrained（磁盘 → 内存）"),
+    "progress.load": W("load: from_pretrained (the checkpoint on disk → the model)", "加载：from_pretrained（磁盘上的检查点 → 模型）"),
     "progress.load_auto": W("load: from_pretrained(device_map='auto')", "加载：from_pretrained(device_map='auto')"),
     "progress.migrate": W("migrate: model.to('{device}')", "迁移：model.to('{device}')"),
     "progress.eval": W("model.eval(): dropout off", "model.eval()：关闭 dropout"),

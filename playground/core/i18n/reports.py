@@ -26,7 +26,7 @@ TEXT: dict[str, W] = {
         "Transformers 把文件映射到内存而不是复制，所以 RSS 在页面第一次被读取时（第一次生成时）才增长，"
         "而不是在加载时。",
     ),
-    "report.load": W("`from_pretrained(...)`: disk → RAM", "`from_pretrained(...)`：磁盘 → 内存"),
+    "report.load": W("`from_pretrained(...)`: the checkpoint on disk → the model (mapped, or read)", "`from_pretrained(...)`：磁盘上的检查点 → 模型（映射或读入）"),
     "report.load_auto": W(
         "`from_pretrained(...)` with `device_map='auto'`",
         "`from_pretrained(...)`，使用 `device_map='auto'`",
@@ -178,7 +178,7 @@ TEXT: dict[str, W] = {
     "phase.name.unload": W("unload", "卸载"),
     "phase.name.load": W("load", "加载"),
     "phase.name.migrate": W("migrate", "迁移"),
-    "phase.name.eval": W("eval", "eval（推理模式）"),
+    "phase.name.eval": W("eval", "eval（评估模式）"),
     "phase.name.build": W("build", "构建"),
     "phase.name.warm-up": W("warm-up", "预热"),
     "phase.name.prefill": W("prefill", "预填充"),
