@@ -38,12 +38,15 @@ def lesson_step(step: str, request: gr.Request = None) -> dict:
 # ---------------------------------------------------------------- page events
 
 def ui_show(step_id: str, results: dict | None, lang: str):
-    """A step chosen (the path's list, Next, Back, or the page remembering it): its text, its last result."""
+    """A step chosen (the path's list, Next, Back, or the page remembering it): its text, its last result, and
+    Back and Next pressable only where there is a step to go to."""
     lang = page_lang(lang)
     step_id = step_id if step_id in lesson.BY_ID else lesson.STEPS[0].id
     d = (results or {}).get(step_id)
+    at = [s.id for s in lesson.STEPS].index(step_id)
     return (views.step_markdown(step_id, lang), views.sentence_markdown(d, lang), views.figures_markdown(d, lang),
-            gr.update(value=views.deeper_label(step_id, lang)), step_id)
+            gr.update(value=views.deeper_label(step_id, lang)), step_id,
+            gr.update(interactive=at > 0), gr.update(interactive=at < len(lesson.STEPS) - 1))
 
 
 def ui_run(step_id: str, results: dict | None, lang: str, request: gr.Request = None):

@@ -198,3 +198,14 @@ def test_the_figures_table_says_units_and_the_move_in_the_page_language(lang, ze
     cells = [row.split("|")[2].strip() for row in views.figures_markdown(d, lang).splitlines()[4:]]
     assert cells == [zero, "20.3 MiB", noop]
     assert noop == t("note.migrate.noop", lang).split("：" if lang == "zh" else ":")[0]  # the load report's word
+
+
+def test_back_and_next_are_pressable_only_where_there_is_a_step_to_go_to():
+    """Next on the last step and Back on the first did nothing, looking pressable (a fresh look at the page)."""
+    ids = [s.id for s in lesson.STEPS]
+    *_, back, nxt = hl.ui_show(ids[0], None, "en")
+    assert (back["interactive"], nxt["interactive"]) == (False, True)
+    *_, back, nxt = hl.ui_show(ids[3], None, "en")
+    assert (back["interactive"], nxt["interactive"]) == (True, True)
+    *_, back, nxt = hl.ui_show(ids[-1], None, "zh")
+    assert (back["interactive"], nxt["interactive"]) == (True, False)

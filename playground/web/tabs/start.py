@@ -32,14 +32,15 @@ def build(page: Page) -> None:
                 said = gr.Markdown(elem_id="lesson-said")
                 figures = gr.Markdown(elem_id="lesson-figures")
                 with gr.Row():
-                    back = w(gr.Button(t("lesson.back", en), elem_id="lesson-back"), "value", "lesson.back")
+                    back = w(gr.Button(t("lesson.back", en), elem_id="lesson-back", interactive=False), "value",
+                             "lesson.back")  # the path opens at its first step: nothing before it
                     deeper = gr.Button(views.deeper_label(FIRST, en), elem_id="lesson-deeper")
                     nxt = w(gr.Button(t("lesson.next", en), variant="secondary", elem_id="lesson-next"), "value",
                             "lesson.next")
         at = gr.BrowserState(FIRST, storage_key="playground-lesson-step")
         results = gr.State({})
 
-    shown = [text, said, figures, deeper, at]
+    shown = [text, said, figures, deeper, at, back, nxt]
     path.change(hl.ui_show, [path, results, page.lang], shown, **PRIVATE)
     back.click(lambda s: hl.ui_move(s, -1), path, path, **PRIVATE)
     nxt.click(lambda s: hl.ui_move(s, 1), path, path, **PRIVATE)
