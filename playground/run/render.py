@@ -128,6 +128,11 @@ def _signed(n: int) -> str:
     return ("+" if n > 0 else "−" if n < 0 else "±") + fmt_bytes(abs(n))
 
 
+def _pct(x: float, digits: int = 1) -> str:
+    """A signed percentage with the same minus sign as `_signed` (U+2212), not a hyphen beside it."""
+    return f"{x:+.{digits}f}%".replace("-", "−")
+
+
 def ledger_markdown(parts: list[dict], lang: str = "en", moment: str = "after_load") -> str:
     """The ledger as one table per device: each part, what it measured, the counter that read it, and the
     estimate with its error where there is one; then what the process parts add up to against the
@@ -143,9 +148,10 @@ def ledger_markdown(parts: list[dict], lang: str = "en", moment: str = "after_lo
             name = t(f"ledger.part.{p['part']}", lang)
             name = {"within": f"↳ {name}", "total": f"**{name}**", "peak": f"*{name}*"}.get(p["scope"], name)
             note = p.get(f"note_{lang}") or ""
-            measured = fmt_bytes(p["bytes"]) if p["bytes"] is not None else f"— ({t('ledger.unknown', lang)})"
+            measured = (f"— ({t('ledger.unknown', lang)})" if p["bytes"] is None
+                        else _signed(p["bytes"]) if p["bytes"] < 0 else fmt_bytes(p["bytes"]))
             est = fmt_bytes(p["estimate_bytes"]) if p.get("estimate_bytes") is not None else ""
-            err = (f"{p['error_pct']:+.2f}% ({_signed(p['error_bytes'])})" if p.get("error_pct") is not None else "")
+            err = (f"{_pct(p['error_pct'], 2)} ({_signed(p['error_bytes'])})" if p.get("error_pct") is not None else "")
             rows.append((name + (f"<br><small>{note}</small>" if note else ""), measured,
                          t(f"ledger.counter.{p['counter']}", lang), est, err))
         out += ["", f"*{device_label(dev, lang)}*", "", table(head, rows, "lrlrr")]
@@ -153,11 +159,13 @@ def ledger_markdown(parts: list[dict], lang: str = "en", moment: str = "after_lo
         unacc = next((p for p in held if p["part"] == "unaccounted"), None)
         if unacc is not None and unacc["bytes"] is not None:
             total = sum(p["bytes"] or 0 for p in held)
-            pct = f"{100 * unacc['bytes'] / total:.1f}%" if total else "—"
+            pct = _pct(100 * unacc["bytes"] / total) if total else "—"
             which = "cpu" if dev == "cpu" else "mps" if dev == "mps" else "gpu"
-            out += ["", t("ledger.sum", lang, explained=fmt_bytes(total - unacc["bytes"]), total=fmt_bytes(total),
+            # parts that add up to more than the whole: their counters overlap, or read a moment apart
+            key = "ledger.sum_over" if unacc["bytes"] < 0 else "ledger.sum"
+            out += ["", t(key, lang, explained=fmt_bytes(total - unacc["bytes"]), total=fmt_bytes(total),
                           device=device_label(dev, lang), counter=t(f"ledger.total.{which}", lang),
-                          unaccounted=_signed(unacc["bytes"]), pct=pct)]
+                          unaccounted=_signed(unacc["bytes"]), over=fmt_bytes(-unacc["bytes"]), pct=pct)]
         peaks = [p for p in mine if p["scope"] == "peak" and p["bytes"]]
         if peaks:
             out += ["", t("ledger.peak", lang, peak=fmt_bytes(sum(p["bytes"] for p in peaks)))]

@@ -53,3 +53,18 @@ def test_a_cpu_rate_says_how_many_torch_threads_made_it_and_a_gpu_rate_does_not(
     assert "· torch 线程数：1，共 2 个核" in render.stats_markdown(s, "zh")
     s.device = "cuda:0"
     assert "torch threads" not in render.stats_markdown(s, "en")
+
+
+def test_parts_that_add_up_to_more_than_the_whole_say_so_with_one_minus_sign():
+    """A fresh look read "the parts explain 525.0 MiB of the 521.8 MiB ... −3.2 MiB (-0.6%)": the parts can
+    overlap (a page two counters both count); the sentence says they add up to more, with one kind of minus."""
+    from playground.hw import ledger
+    MiB = 2**20
+    parts = [ledger.Part("runtime", "cpu", 300 * MiB, "rss_anon_idle").to_dict(),
+             ledger.Part("weights", "cpu", 225 * MiB, "storages", estimate_bytes=226 * MiB, error_pct=-0.44,
+                         error_bytes=-1 * MiB).to_dict(),
+             ledger.Part("unaccounted", "cpu", -3 * MiB, "rss").to_dict()]
+    en, zh = render.ledger_markdown(parts, "en"), render.ledger_markdown(parts, "zh")
+    assert "The measured parts add up to 525.0 MiB, 3.0 MiB more than the 522.0 MiB" in en and "−0.6%" in en
+    assert "比本进程在" in zh and "多出 3.0 MiB" in zh
+    assert "−3.0 MiB" in en and "-3.0 MiB" not in en and "−0.44%" in en and "-0.44%" not in en

@@ -29,6 +29,12 @@ TEXT: dict[str, W] = {
         "实测的各部分解释了本进程在{device}上占用的 {total} 中的 {explained}（{counter}）；没有哪一部分能解释的："
         "{unaccounted}（{pct}）。",
     ),
+    "ledger.sum_over": W(
+        "The measured parts add up to {explained}, {over} more than the {total} this process holds on {device} "
+        "({counter}; {pct}): two counters counted some pages both, or read them a moment apart.",
+        "实测的各部分加起来是 {explained}，比本进程在{device}上占用的 {total} 多出 {over}（{counter}；{pct}）："
+        "有些内存页被两个计数器都算了进去，或者它们读数的时刻稍有先后。",
+    ),
     "ledger.total.cpu": W("process RSS, `/proc/self/statm`", "进程 RSS，`/proc/self/statm`"),
     "ledger.total.gpu": W("NVML's figure for this process", "NVML 里本进程的用量"),
     "ledger.total.mps": W("`torch.mps.current_allocated_memory()`", "`torch.mps.current_allocated_memory()` 的读数"),
