@@ -84,7 +84,7 @@ class Sampler:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._t0 = 0.0
+        self._t0 = self.started = 0.0
         self._phase = ""
 
     # -- lifecycle ---------------------------------------------------------
@@ -92,7 +92,7 @@ class Sampler:
         """Take the first reading and start the thread."""
         if self._thread is not None:
             raise RuntimeError("sampler already started")
-        self._t0 = time.perf_counter()
+        self._t0 = self.started = time.perf_counter()  # `started`: the perf_counter reading every `t` counts from
         self._read()
         self._thread = threading.Thread(target=self._run, name="memory-sampler", daemon=True)
         self._thread.start()

@@ -18,6 +18,8 @@ from playground.hw.sampler import Sampler
 from playground.load import loader
 from playground.load.catalog import ModelSource
 
+CUT = 0.5  # seconds the timeline draws for the idle time between a load and the generation after it
+
 
 @dataclass(frozen=True)
 class Key:
@@ -66,17 +68,22 @@ class Hold:
     gone: Gone | None = None  # its model was unloaded for another session's: told on its next action
 
     def timeline(self) -> tuple[list[dict], list[dict]]:
-        """(rows, peaks) of its model's load, then its last generation, on one time axis (the idle time
-        between the two cut to half a second)."""
-        rows, peaks, offset = [], [], 0.0
+        """(rows, peaks) of its model's load, then its last generation, on one time axis: the idle time
+        between the two is cut to `CUT` seconds, and a row of the series "idle cut" says where and how long
+        it really was (`idle`, seconds)."""
+        rows, peaks, offset, ended = [], [], 0.0, None
         for s in (self.load_timeline, self.gen_timeline):
             r = s.rows() if s is not None else []
             if not r:
                 continue
             start = min(x["t"] for x in r)
+            if ended is not None:
+                rows.append(dict(t=offset - CUT / 2, phase="", series="idle cut", bytes=0,
+                                 idle=max(0.0, s.started + start - ended)))
             rows += [dict(x, t=x["t"] - start + offset) for x in r]
             peaks += [p.to_dict() for p in s.peaks()]
-            offset = max(x["t"] for x in rows) + 0.5
+            offset = max(x["t"] for x in rows) + CUT
+            ended = s.started + max(x["t"] for x in r)
         return rows, peaks
 
 

@@ -72,7 +72,7 @@ def relang_stale(lang: str, facts: tuple | None) -> tuple:
 def ui_timeline_data(session: str) -> tuple[list[dict], list[dict]]:
     """The visitor's model's load and last generation: the process RSS rows (what the plot draws) and the peaks."""
     rows, peaks = POOL.timeline(session)
-    return [r for r in rows if r["series"] == "process RSS"], peaks
+    return [r for r in rows if r["series"] in ("process RSS", "idle cut")], peaks
 
 
 def ui_timeline(data: tuple | None, lang: str) -> tuple:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from playground.core.i18n import t
+from playground.run.holds import CUT
 from playground.run.render import phase_name, secs
 
 # in the order a load and then a generation run them (the legend's order)
@@ -106,6 +107,14 @@ def timeline_spec(rows: list[dict], lang: str = "en", height: int = 300) -> dict
                    "encoding": {"x": x, "y": {"value": 4 + m["row"] * LABEL_ROW}, "text": {"field": "label"},
                                 "color": dict(colours, legend=None)}} for m in marks]
         layers += [rule, *labels]
+    cuts = [dict(seconds=round(r["t"], 3), label=t("timeline.cut", lang, idle=secs(r["idle"]), drawn=f"{CUT:g}"))
+            for r in rows if r.get("series") == "idle cut"]
+    if cuts:  # the idle time between the load and the generation, drawn shorter than it was: said where
+        grey = {"color": "#888"}
+        layers += [{"data": {"values": cuts}, "mark": {"type": "rule", "strokeDash": [2, 4], **grey},
+                    "encoding": {"x": x}},
+                   {"data": {"values": cuts}, "mark": {"type": "text", "baseline": "bottom", "fontSize": 11, **grey},
+                    "encoding": {"x": x, "y": {"value": height - 4}, "text": {"field": "label"}}}]
     return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
             # drawn as SVG (vega-embed reads the spec's own options): the page's tests read the drawn text
             "usermeta": {"embedOptions": {"renderer": "svg", "actions": False}},

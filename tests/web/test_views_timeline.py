@@ -71,3 +71,33 @@ def test_a_phase_line_runs_to_the_next_phase_but_not_across_the_idle_gap():
 
 def test_nothing_to_draw_is_an_empty_plot():
     assert handlers.ui_timeline(None, "en")[0].constructor_args["value"] is None
+
+
+def test_the_idle_time_cut_between_a_load_and_its_generation_is_said_where_it_is():
+    """A fresh look: the load ended at 0.05 s and the prefill began at 0.57 s, though seconds passed between them,
+    and nothing on the chart said so. The hold's timeline keeps the real idle time; the chart marks the cut."""
+    import time as _time
+
+    from playground.hw.sampler import Sampler
+    from playground.run.holds import CUT, Hold
+
+    with Sampler(hz=20) as load:
+        load.mark("load")
+        _time.sleep(0.05)
+    _time.sleep(0.4)  # the visitor reads the report
+    with Sampler(hz=20) as gen:
+        gen.mark("prefill")
+        _time.sleep(0.03)
+        gen.mark("decode")
+        _time.sleep(0.05)
+    hold = Hold.__new__(Hold)
+    hold.load_timeline, hold.gen_timeline = load, gen
+    rows, _ = hold.timeline()
+    cut = [r for r in rows if r["series"] == "idle cut"]
+    assert len(cut) == 1 and 0.38 < cut[0]["idle"] < 0.6, cut
+    first_gen = min(r["t"] for r in rows if r["phase"] == "prefill")
+    last_load = max(r["t"] for r in rows if r["phase"] == "load")
+    assert abs(first_gen - last_load - CUT) < 0.01 and last_load < cut[0]["t"] < first_gen
+    labels = _drawn(rows)["labels"] + _drawn(rows, "zh")["labels"]
+    assert any(s.endswith("idle, drawn as 0.5 s") for s in labels), labels
+    assert any("这里画成 0.5 秒" in s for s in labels), labels

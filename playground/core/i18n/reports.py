@@ -195,6 +195,7 @@ TEXT: dict[str, W] = {
                          "分词器带有聊天模板：生成时默认套用（开关在提示词下方）"),
     # the timeline
     "timeline.x": W("seconds", "秒"),
+    "timeline.cut": W("{idle} idle, drawn as {drawn} s", "空闲 {idle}，这里画成 {drawn} 秒"),
     "timeline.y": W("process RSS (MiB)", "进程 RSS（MiB）"),
     "timeline.color": W("phase", "阶段"),
     "timeline.samples": W("{time} ({n} samples)", "{time}（{n} 个采样）"),
