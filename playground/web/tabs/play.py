@@ -66,12 +66,13 @@ def build(page: Page) -> None:
                                  "label", "timeline.y")
                     peaks_md = gr.Markdown(elem_id="peaks")
                 with w(gr.Accordion(t("ledger.title", en), open=True), "label", "ledger.title"):
-                    # stacked bars (Gradio stacks a bar plot's colours): the process part by part, and each device
-                    with gr.Row():
-                        ledger_proc = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-process",
-                                                 **views.ledger_words(en, "process"))
-                        ledger_dev = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-device",
-                                                **views.ledger_words(en, "device"))
+                    # stacked bars (Gradio stacks a bar plot's colours): the process part by part, and each device;
+                    # one above the other: side by side, the process's legend (up to eight parts in one line, as
+                    # Gradio draws it) was cut after four
+                    ledger_proc = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-process",
+                                             **views.ledger_words(en, "process"))
+                    ledger_dev = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-device",
+                                            **views.ledger_words(en, "device"))
                     ledger_md = gr.Markdown(elem_id="ledger")
         w(gr.Markdown(t("page.generate.title", en)), "value", "page.generate.title")
         prompt = w(gr.Textbox(DEFAULT_PROMPT, label=t("page.prompt", en), lines=2, elem_id="prompt"),
