@@ -213,7 +213,7 @@ def test_compare_tab_runs_a_small_matrix_and_draws_charts(page):
 
 
 def _banner_counts(tab) -> tuple[int, int]:
-    found = re.search(r"holds (\d+) model\(s\) for (\d+) visitor", _text(tab, "#status"))
+    found = re.search(r"holds (\d+) models? for (\d+) visitors?\b", _text(tab, "#status"))
     assert found, _text(tab, "#status")
     return int(found[1]), int(found[2])
 

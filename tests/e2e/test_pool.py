@@ -130,7 +130,9 @@ def _settled_rss(proc, limit: float = 20.0) -> int:
 
 def test_clients_that_close_release_their_models_and_the_ram(server):
     """Four clients load four models (one of them gpt2-small in bfloat16, 176 MiB) and generate, then close:
-    the pool is back to its floor (no model, no visitor) and the server's RSS within 5% of before."""
+    the pool is back to its floor (no model, no visitor), and the server's RSS does not grow from cycle to cycle.
+    A leak grows every cycle; what the allocator keeps once (CI saw +25 MiB after one cycle, 5.1%, while this
+    machine saw +3 to +5 MiB) does not: so the last cycle's growth is what is bounded, with the whole within 7%."""
     proc = psutil.Process(server.proc.pid)
     wanted = [(BUNDLED, "float32"), (BUNDLED, "bfloat16"), (BUNDLED, "float16"), (SMALL, "bfloat16")]
 
@@ -151,9 +153,14 @@ def test_clients_that_close_release_their_models_and_the_ram(server):
     cycle()  # first-use costs (kernels, caches, worker threads) are not holds
     before = _settled_rss(proc)
     holding, took = cycle()
+    middle = _settled_rss(proc)
+    cycle()
     after, rss = _pool(server), _settled_rss(proc)
     print(f"held {holding['models']} models ({holding['bytes'] / 2**20:.0f} MiB) for {holding['visitors']} visitors; "
-          f"all released {took:.1f} s after the clients closed; RSS {before / 2**20:.0f} -> {rss / 2**20:.0f} MiB")
+          f"all released {took:.1f} s after the clients closed; RSS {before / 2**20:.0f} -> {middle / 2**20:.0f} -> "
+          f"{rss / 2**20:.0f} MiB")
     assert holding["models"] >= 4 and holding["visitors"] >= 4
     assert (after["models"], after["visitors"], after["bytes"]) == (0, 0, 0)
-    assert abs(rss - before) <= 0.05 * before, (before / 2**20, rss / 2**20)
+    mib = [round(x / 2**20, 1) for x in (before, middle, rss)]
+    assert rss - middle <= 0.025 * before, mib  # 12 MiB here: a leak of the bundled model's weights (20 MiB) a cycle fails it
+    assert abs(rss - before) <= 0.07 * before, mib
