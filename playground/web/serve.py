@@ -8,8 +8,10 @@ Why `os._exit`: docs/serving.md.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import faulthandler
+import logging
 import os
 import signal
 import socket
@@ -142,8 +144,17 @@ def shutdown(demo, why: str) -> None:
     if server is not None and hasattr(server, "config"):
         # uvicorn otherwise waits for every open connection (a page's event stream) until Gradio's 5 s join
         server.config.timeout_graceful_shutdown = 1
+        logging.getLogger("uvicorn.error").addFilter(_cut_at_shutdown)
     demo.close(verbose=False)
     _exit_now(t0, why, f"{stopped} run(s) stopped, model {'freed' if freed else 'left to the exit'}")
+
+
+def _cut_at_shutdown(record: logging.LogRecord) -> bool:
+    """uvicorn logs each connection it cancels after the graceful timeout ("Exception in ASGI application",
+    a CancelledError and its traceback): at shutdown that is the intended end of a client's open event stream
+    (a load still building when SIGTERM came), not an error. Everything else is logged."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, asyncio.CancelledError)
 
 
 _EXITING = threading.Lock()
