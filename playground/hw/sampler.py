@@ -84,15 +84,20 @@ class Sampler:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._t0 = self.started = 0.0
+        self._t0 = 0.0
         self._phase = ""
+
+    @property
+    def started(self) -> float:
+        """The perf_counter reading every sample's `t` counts from (0 before `start`)."""
+        return self._t0
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> "Sampler":
         """Take the first reading and start the thread."""
         if self._thread is not None:
             raise RuntimeError("sampler already started")
-        self._t0 = self.started = time.perf_counter()  # `started`: the perf_counter reading every `t` counts from
+        self._t0 = time.perf_counter()
         self._read()
         self._thread = threading.Thread(target=self._run, name="memory-sampler", daemon=True)
         self._thread.start()
