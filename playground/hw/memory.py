@@ -14,6 +14,7 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
+import numpy
 import psutil
 import torch
 
@@ -112,9 +113,40 @@ def trim_heap() -> None:
 
 
 try:
-    _PAGE = os.sysconf("SC_PAGE_SIZE")
+    PAGE = os.sysconf("SC_PAGE_SIZE")
 except (ValueError, AttributeError, OSError):
-    _PAGE = 4096
+    PAGE = 4096
+_PAGE = PAGE
+
+
+def rss_files() -> int | None:
+    """This process's resident pages of mapped files (RssFile in /proc/self/status: libraries' code and data,
+    memory-mapped checkpoints), in bytes, or None off Linux."""
+    return _status_kb(b"RssFile:")
+
+
+def present_pages(lo: int, hi: int) -> int | None:
+    """How many pages of this process's address range [lo, hi) its page table maps now (resident: counted in
+    RSS), from /proc/self/pagemap (one 64-bit entry per page, bit 63 "present"; readable without privileges,
+    which only hide the frame numbers); None where it cannot be read."""
+    first, count = lo // PAGE, (hi - lo + PAGE - 1) // PAGE
+    try:
+        fd = os.open("/proc/self/pagemap", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        buf = bytearray()
+        while len(buf) < 8 * count:
+            chunk = os.pread(fd, 8 * count - len(buf), 8 * first + len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    entries = numpy.frombuffer(bytes(buf), dtype="<u8")
+    return int(numpy.count_nonzero(entries >> numpy.uint64(63)))
 
 
 def snapshot() -> MemorySnapshot:

@@ -66,14 +66,19 @@ def sliding(config) -> dict | None:
 _MEASURED: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
 
 
-def activation(model: torch.nn.Module, device: str) -> dict:
+def activation(model: torch.nn.Module, device: str, measure: bool = True) -> dict:
     """The prefill's peak above the weights and its cache, measured on two short prompts (MEASURE_TOKENS, at
     most half the context) as the most bytes of tensors alive at once (`LiveTensors`), and remembered for the
     model: `per_token` (what grows with the prompt) and `fixed` (what does not: the last position's logits).
     The process's RSS rises by more and by varying amounts (the allocator's pages, Python's objects), which
-    the ledger of each generation shows beside it."""
+    the ledger of each generation shows beside it. `measure=False`: the measurement if one was made, else the
+    config's arithmetic (`activation_from_config`); the check before a generation asks so, since measuring
+    runs two prefills under a dispatch mode that sees every operator (seconds for a large model on a CPU),
+    which the visitor would wait for before the first token."""
     if model in _MEASURED:
         return _MEASURED[model]
+    if not measure:
+        return activation_from_config(model.config, next(model.parameters()).dtype)
     _MEASURED[model] = threads.run(_measure, model, device, name="activation-peak")  # torch work: a fresh thread
     return _MEASURED[model]
 
@@ -263,11 +268,11 @@ def check_context(loaded, tokens: int, batch: int = 1) -> None:
     dev = loaded.device if not loaded.device.startswith("cuda") else f"cuda:{torch.device(loaded.device).index or 0}"
     tdtype = next(model.parameters()).dtype
     weights = sum(t.numel() * t.element_size() for t in ledger.tensors(model) if _on(t, dev))
-    act = activation(model, loaded.device)
+    act = activation(model, loaded.device, measure=False)  # measured once asked for ("Will it fit?"), else the config's
     free, _ = free_memory(dev, loaded)
     kv, a, total = need(model.config, tdtype, weights, act, tokens, batch)
     if total > free:
         top = largest(model.config, tdtype, weights, act, batch, free, tokens)
         raise UserError.of("err.context_memory", tokens=tokens, device=dev, need=fmt_bytes(total),
                            kv=fmt_bytes(kv), act=fmt_bytes(a), weights=fmt_bytes(weights), free=fmt_bytes(free),
-                           top=top)
+                           top=top, how=said("fit.act.short.measured" if act["measured"] else "fit.act.short.config"))

@@ -103,6 +103,15 @@ class LoadedModel:
     folder: str = ""  # the checkpoint's folder (never shown): the ledger reads its mapping's resident pages
     placed: placing.PlacementPlan | None = None  # a load with memory limits: the plan it was loaded by
     offload_folder: str | None = None  # its offload folder (removed when it is unloaded)
+    _mapped: list | None = None  # the address ranges of its memory-mapped checkpoint (`mapped_ranges`)
+
+    def mapped_ranges(self) -> list[tuple[int, int]] | None:
+        """Where its weights are memory-mapped from the checkpoint (ledger.model_mappings), read once: the
+        ranges stay put while the model lives, and reading /proc/self/maps again before every prefill would
+        cost the visitor a millisecond or two each time."""
+        if self._mapped is None:
+            self._mapped = ledger.model_mappings(self.folder, self.model) or []
+        return self._mapped
 
 
 @dataclass

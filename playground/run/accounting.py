@@ -49,7 +49,7 @@ class Meter:
         """Read where memory stands, before the engine's clock starts: the mapped weights' resident pages
         (paged in during the prefill, they are not activations) and the peak counter's start."""
         if self.lm.report.file_backed_bytes:
-            self.mapped_before = (ledger.resident_files(self.lm.folder, self.lm.model) or (None,))[0]
+            self.mapped_before = ledger.resident_in(self.lm.mapped_ranges())
         self.peak.start()
 
     def first_token(self) -> None:
@@ -89,7 +89,7 @@ class Meter:
         prompt_kv = kv * prompt_tokens // tokens if kv and tokens else 0
         paged = 0
         if self.mapped_before is not None:
-            now = (ledger.resident_files(self.lm.folder, self.lm.model) or (None,))[0]
+            now = ledger.resident_in(self.lm.mapped_ranges())
             paged = max((now or 0) - self.mapped_before, 0)
         note = said("ledger.note.activations", rise=fmt_bytes(self.rise), kv=fmt_bytes(prompt_kv), paged=fmt_bytes(paged))
         return ledger.part("activations", dev, max(self.rise - prompt_kv - paged, 0), self.peak.counter, scope="peak",

@@ -156,9 +156,9 @@ TEXT: dict[str, W] = {
     "err.no_tokens": W("The prompt produced no tokens. Type some text.", "提示词没有产生任何 token。请输入一些文字。"),
     "err.context_memory": W(
         "A context of {tokens} tokens would not fit in memory on {device}: it needs {need} (weights {weights}, "
-        "KV cache {kv}, activation peak {act}) and {free} is free there. The longest that fits is {top} tokens: "
+        "KV cache {kv}, activation peak {act}, {how}) and {free} is free there. The longest that fits is {top} tokens: "
         "shorten the prompt or lower max_new_tokens (the estimate panel's 'Will it fit?' shows each device).",
-        "{tokens} 个 token 的上下文在 {device} 上放不下：需要 {need}（权重 {weights}，KV 缓存 {kv}，激活峰值 {act}），"
+        "{tokens} 个 token 的上下文在 {device} 上放不下：需要 {need}（权重 {weights}，KV 缓存 {kv}，激活峰值 {act}，{how}），"
         "而那里空闲 {free}。能放下的最长上下文是 {top} 个 token：请缩短提示词或降低 max_new_tokens"
         "（估算面板的“放得下吗？”会列出每个设备）。",
     ),
