@@ -88,7 +88,8 @@ def file_mappings(suffix: str = "") -> list[tuple[int, int, str]] | None:
     return out
 
 
-def resident_files(folder: str | None, model: torch.nn.Module | None = None) -> tuple[int, int, int] | None:
+def resident_files(folder: str | None, model: torch.nn.Module | None = None,
+                   counted: Census | None = None) -> tuple[int, int, int] | None:
     """(resident bytes of this process's mappings of the `.safetensors` files inside `folder`, resident bytes
     of every other mapped file but checkpoints: the interpreter, libtorch and the other libraries' code and
     data, resident bytes of the other checkpoint mappings). With `model`, a mapping is the model's only if one
@@ -100,12 +101,14 @@ def resident_files(folder: str | None, model: torch.nn.Module | None = None) -> 
     page by page (bit 63, "present"), 8 bytes a page, read for the checkpoints' ranges only; the libraries are
     the rest of the kernel's RssFile. (/proc/self/smaps gives the same figures but costs ~20 ms here: the
     kernel walks every one of torch's ~2,000 mappings to write it.)"""
-    maps = file_mappings(".safetensors")
+    if counted is None and model is not None:
+        counted = census(model)
+    maps = counted.maps if counted is not None and counted.mapped is not None else file_mappings(".safetensors")
     total_files = memory.rss_files()
     if maps is None or total_files is None:
         return None
     root = os.path.realpath(folder) + os.sep if folder else None
-    ptrs = sorted(t.data_ptr() for t in tensors(model) if t.device.type == "cpu") if model is not None else None
+    ptrs = counted.ptrs if counted is not None else None
     mine = others = 0
     for lo, hi, path in maps:
         pages = memory.present_pages(lo, hi)
@@ -118,18 +121,6 @@ def resident_files(folder: str | None, model: torch.nn.Module | None = None) -> 
         else:
             others += pages * memory.PAGE
     return mine, max(total_files - mine - others, 0), others
-
-
-def model_mappings(folder: str | None, model: torch.nn.Module) -> list[tuple[int, int]] | None:
-    """The address ranges of this process's mappings of `folder`'s `.safetensors` files that hold one of
-    `model`'s tensors: where its memory-mapped weights lie. They stay put while the model lives, so a caller
-    may keep them and ask `resident_in` again and again (None off Linux)."""
-    maps = file_mappings(".safetensors")
-    if maps is None or not folder:
-        return None
-    root = os.path.realpath(folder) + os.sep
-    ptrs = sorted(t.data_ptr() for t in tensors(model) if t.device.type == "cpu")
-    return [(lo, hi) for lo, hi, path in maps if _holds_any(ptrs, lo, hi) and os.path.realpath(path).startswith(root)]
 
 
 def resident_in(ranges: list[tuple[int, int]] | None) -> int | None:
@@ -208,25 +199,62 @@ def tensors(model: torch.nn.Module) -> list[torch.Tensor]:
     return out
 
 
-def weights(model: torch.nn.Module, estimate: int | None, resident: int | None) -> list[Part]:
+@dataclass
+class Census:
+    """A model's tensors counted once (a tied weight once), each where it lies: bytes per device, and of the bytes
+    in RAM those still memory-mapped from a `.safetensors` checkpoint, with the mappings that hold them. Read in
+    one walk (`census`), so that the load report, the ledger and the migration note read the same figures."""
+
+    by_device: dict[str, int]  # the ledger's device names ("cpu", "cuda:0", "mps", "meta") -> bytes
+    tensors: int
+    mapped: int | None  # bytes in RAM inside a checkpoint's mapping (None: /proc/self/maps cannot be read)
+    ranges: list[tuple[int, int]]  # the checkpoint mappings holding one of its tensors: its own
+    maps: list[tuple[int, int, str]]  # every checkpoint mapping of the process (the others' too)
+    ptrs: list[int]  # its tensors' addresses in RAM, sorted
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_device.values())
+
+
+def census(model: torch.nn.Module) -> Census:
+    """Walk the model's parameters and buffers once (see `Census`)."""
+    by_device: dict[str, int] = {}
+    cpu: list[torch.Tensor] = []
+    ts = tensors(model)
+    for t in ts:
+        dev = device_name(t.device)
+        by_device[dev] = by_device.get(dev, 0) + t.nbytes
+        if dev == "cpu":
+            cpu.append(t)
+    ptrs = sorted(t.data_ptr() for t in cpu)
+    # A storage PyTorch allocated itself is resizable; one wrapping memory it does not own (a mapped file, a
+    # numpy array) is not. Only those can be mapped: with none (a cast to another dtype copies every tensor)
+    # the maps need not be read at all.
+    fixed = [t for t in cpu if not t.untyped_storage().resizable()]
+    maps = file_mappings(".safetensors") if fixed or not cpu else []
+    if maps is None:
+        return Census(by_device, len(ts), None, [], [], ptrs)
+    ranges = [(lo, hi) for lo, hi, _ in maps if _holds_any(ptrs, lo, hi)]
+    mapped = sum(t.nbytes for t in fixed if any(lo <= t.data_ptr() < hi for lo, hi in ranges))
+    return Census(by_device, len(ts), mapped, ranges, maps, ptrs)
+
+
+def weights(model: torch.nn.Module, estimate: int | None, resident: int | None,
+            counted: Census | None = None) -> list[Part]:
     """The weights on every device they occupy. In RAM, split into what lies in the checkpoint's memory
     mapping (`resident`: its resident pages, from smaps; pages not read yet are on disk, not in RAM) and
     what was copied into memory PyTorch allocated (a cast, a synthetic build); `estimate` is set beside
     the total when every weight is on one device."""
-    by_device: dict[str, list[torch.Tensor]] = {}
-    for t in tensors(model):
-        by_device.setdefault(device_name(t.device), []).append(t)
+    c = counted if counted is not None else census(model)
     out: list[Part] = []
-    one = len(by_device) == 1
-    for dev, ts in by_device.items():
-        total = sum(t.numel() * t.element_size() for t in ts)
+    one = len(c.by_device) == 1
+    for dev, total in c.by_device.items():
         est = estimate if one else None
         if dev != "cpu":
             out.append(part("weights", dev, total, "storages", estimate=est))
             continue
-        maps = file_mappings(".safetensors") or []
-        mapped = sum(t.numel() * t.element_size() for t in ts
-                     if not t.untyped_storage().resizable() and any(lo <= t.data_ptr() < hi for lo, hi, _ in maps))
+        mapped = c.mapped or 0
         resident = 0 if mapped == 0 else resident
         note = (said("ledger.note.mapped", mapped=_mib(mapped), resident=_mib(resident))
                 if mapped and resident is not None and resident < mapped else None)
@@ -422,13 +450,15 @@ def mps_parts(held: list[Part]) -> list[Part]:
 
 # -- one moment, every device ----------------------------------------------------------
 def assemble(model: torch.nn.Module, *, runtime_anon: int | None, weights_estimate: int | None,
-             folder: str | None, extra: list[Part] = (), rss: int | None = None) -> list[Part]:
+             folder: str | None, extra: list[Part] = (), rss: int | None = None,
+             counted: Census | None = None) -> list[Part]:
     """Every part of this moment: the runtime (`runtime_anon`: the anonymous memory read with no model's
     weights held, just before from_pretrained; the CUDA context's host RAM is a share of it), the libraries'
     resident file pages (read now), the weights on each device, the `extra` parts (a KV cache, a prefill's
     peak, another part by name), then each device's own parts and what no part explains. `rss`: the
     process's RSS now (read here when not given)."""
-    files = resident_files(folder, model)
+    counted = counted if counted is not None else census(model)
+    files = resident_files(folder, model, counted)
     held: list[Part] = [part("runtime", "cpu", runtime_anon, "rss_anon_idle",
                              note=None if runtime_anon is not None else said("ledger.note.no_idle")),
                         part("libraries", "cpu", files[1] if files else None, "smaps_files",
@@ -436,7 +466,7 @@ def assemble(model: torch.nn.Module, *, runtime_anon: int | None, weights_estima
     for index, c in sorted(_CONTEXT.items()):
         if c.get("host_bytes") is not None:
             held.append(part("cuda_context", "cpu", c["host_bytes"], "cuda_context", scope="within", within="runtime"))
-    held += weights(model, weights_estimate, files[0] if files else None)
+    held += weights(model, weights_estimate, files[0] if files else None, counted)
     held += list(extra)
     if files and files[2]:
         held.append(part("others_mapped", "cpu", files[2], "smaps"))

@@ -25,7 +25,7 @@ from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.hw import devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import catalog, checkpoint, estimate, hub, migration, placement as placing, synthetic
+from playground.load import catalog, checkpoint, estimate, hub, placement as placing, synthetic
 from playground.load.catalog import ModelSource
 from playground.load.phases import PhaseReport, phase as _phase, timed as _timed
 
@@ -103,15 +103,16 @@ class LoadedModel:
     folder: str = ""  # the checkpoint's folder (never shown): the ledger reads its mapping's resident pages
     placed: placing.PlacementPlan | None = None  # a load with memory limits: the plan it was loaded by
     offload_folder: str | None = None  # its offload folder (removed when it is unloaded)
-    _mapped: list | None = None  # the address ranges of its memory-mapped checkpoint (`mapped_ranges`)
+    # its tensors counted once when it loaded (where they lie, the checkpoint mappings that hold them): a
+    # model in the pool is never moved, so the ranges stay put, and a generation reads their resident pages
+    # without reading /proc/self/maps again before its prefill
+    counted: ledger.Census | None = None
 
     def mapped_ranges(self) -> list[tuple[int, int]] | None:
-        """Where its weights are memory-mapped from the checkpoint (ledger.model_mappings), read once: the
-        ranges stay put while the model lives, and reading /proc/self/maps again before every prefill would
-        cost the visitor a millisecond or two each time."""
-        if self._mapped is None:
-            self._mapped = ledger.model_mappings(self.folder, self.model) or []
-        return self._mapped
+        """Where its weights are memory-mapped from the checkpoint (None: the maps could not be read)."""
+        if self.counted is None:
+            self.counted = ledger.census(self.model)
+        return self.counted.ranges if self.counted.mapped is not None else None
 
 
 @dataclass
@@ -353,13 +354,15 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     progress(1.0, phrase("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
-    report = _report(plan, model, tokenizer, phases, code, fields, idle)
+    counted = ledger.census(model)
+    report = _report(plan, model, tokenizer, phases, code, fields, idle, counted)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=placing.input_device(model), folder=ref, placed=plan.placed,
-                       offload_folder=plan.offload_folder)
+                       offload_folder=plan.offload_folder, counted=counted)
 
 
-def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle) -> LoadReport:
+def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle,
+            counted: ledger.Census) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")
@@ -367,7 +370,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
     by = {p.name: p for p in phases}
     first, last, down = by["load"], phases[-1], by.get("download")
     folder = Path(plan.folder or src.ref)
-    weights, mapped = memory.weights_bytes(model), migration.file_backed_bytes(model)
+    weights, mapped = counted.total, counted.mapped
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
         dtype_reason=_dtype_reason(plan, actual, weights, mapped),
@@ -393,7 +396,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
         download_from_cache=(down.bytes == 0) if down else None,
         chat_template=bool(getattr(tokenizer, "chat_template", None)),
-        ledger=ledger.assemble(model, runtime_anon=idle, folder=str(folder),
+        ledger=ledger.assemble(model, runtime_anon=idle, folder=str(folder), counted=counted,
                                weights_estimate=plan.estimate.weights_bytes if plan.estimate is not None else None),
     )
 

@@ -7,7 +7,6 @@ from the checkpoint file (Transformers 5 memory-maps safetensors). See docs/load
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 
 import torch
@@ -18,24 +17,9 @@ from playground.hw import ledger
 
 # -- where the bytes live ---------------------------------------------------------
 def file_backed_bytes(model: torch.nn.Module) -> int | None:
-    """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped file
-    (a zero-copy safetensors load), or None where /proc/self/maps is not available."""
-    # A storage PyTorch allocated itself is resizable; one wrapping memory it does not own
-    # (a mapped file, a numpy array) is not. Only those can be mapped: with none (a cast
-    # to another dtype copies every tensor) the maps need not be read at all.
-    candidates = [t for t in ledger.tensors(model) if t.device.type == "cpu" and not t.untyped_storage().resizable()]
-    if not candidates:
-        return 0 if os.path.exists("/proc/self/maps") else None
-    maps = ledger.file_mappings(".safetensors")  # only the checkpoints matter
-    if maps is None:
-        return None
-    ranges = [(lo, hi) for lo, hi, _ in maps]
-    total = 0
-    for t in candidates:
-        ptr = t.data_ptr()
-        if any(lo <= ptr < hi for lo, hi in ranges):
-            total += t.numel() * t.element_size()
-    return total
+    """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped checkpoint (a zero-copy
+    safetensors load), or None where /proc/self/maps is not available (`ledger.census`)."""
+    return ledger.census(model).mapped
 
 
 # -- the loaded model's .to(): measured, predicted, and the tutorials' arithmetic ---------

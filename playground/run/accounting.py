@@ -78,6 +78,7 @@ class Meter:
         runtime = next((p.bytes for p in r.ledger if p.part == "runtime"), None)
         memory.trim_heap()  # pages glibc kept after the generation's frees go back first: free memory is no part
         parts = ledger.assemble(model, runtime_anon=runtime, folder=self.lm.folder, extra=extra,
+                                counted=self.lm.counted,
                                 weights_estimate=weights.estimate_bytes if weights is not None else None)
         return ledger.add_others(parts, sum(o.get("copied", 0) for o in self.others))
 
