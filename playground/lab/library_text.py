@@ -145,3 +145,15 @@ def source_line(fn, needle: str) -> str:
             path = inspect.getsourcefile(fn).split("site-packages/")[-1]
             return f"{path}:{first + i}: {line.strip()}"
     return ""
+
+
+def generate_device_lines() -> dict[str, str]:
+    """The installed Transformers' own lines that decide what generate() does with inputs on another device than
+    the model: where it warns (`warns_when`) and where it moves the forward pass's inputs (`moves_inputs`; ''
+    where this version has no such line). Generation's utilities are imported here, when first asked: they
+    pull in torch._dynamo (a second and a half of a server's start)."""
+    from transformers.generation import utils as generation
+
+    return {"warns_when": source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),
+            "moves_inputs": source_line(generation.GenerationMixin.prepare_inputs_for_generation,
+                                        "move_to_device(model_inputs")}

@@ -20,9 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-from accelerate.utils.modeling import get_max_layer_size
 from transformers import AutoModelForCausalLM
-from transformers.integrations.accelerate import compute_module_sizes, get_balanced_memory, infer_auto_device_map
 
 from playground.core import leftovers
 from playground.core.errors import UserError
@@ -110,10 +108,18 @@ def tier_of(device_map: dict, name: str) -> str | None:
     return found
 
 
+def _planner():
+    """Transformers' port of Accelerate's planner, imported on first use: the module pulls in torch.distributed's
+    tensor package and sympy (2.4 s of a server's start here), which no page needs until a placement is asked for."""
+    from transformers.integrations import accelerate as planner
+
+    return planner
+
+
 def blocks_of(model) -> list[tuple[str, int, str | None]]:
     """(name, bytes, tied to) of each block, in order; modules holding no tensor (dropout) are left out.
     Sizes are those the planner uses (`compute_module_sizes`: a tied weight counted once)."""
-    sizes, _ = compute_module_sizes(model)
+    sizes, _ = _planner().compute_module_sizes(model)
     no_split = set(getattr(model, "_no_split_modules", None) or ())
     owner: dict[int, str] = {}
     out = []
@@ -179,7 +185,10 @@ def plan(cfg: ModelConfig, dtype: Dtype, placement: Placement, here: list[Device
     model = estimate.meta_model(cfg.config, tdtype)
     offered, by = _offered(placement, here, reclaimable)
     listed = blocks_of(model)
-    sizes, _ = compute_module_sizes(model)
+    from accelerate.utils.modeling import get_max_layer_size
+
+    planner = _planner()
+    sizes, _ = planner.compute_module_sizes(model)
     no_split = set(getattr(model, "_no_split_modules", None) or ())
     largest, names = get_max_layer_size(list(model.named_children()), sizes, list(no_split))
     for device, limit in placement.limits:
@@ -189,8 +198,9 @@ def plan(cfg: ModelConfig, dtype: Dtype, placement: Placement, here: list[Device
     caught: list[str] = []
     with _capturing(caught):
         # the same two calls from_pretrained makes for device_map="auto" (transformers.integrations.accelerate)
-        balanced = get_balanced_memory(model, max_memory=_accelerate_keys(offered), no_split_module_classes=no_split)
-        device_map = infer_auto_device_map(model, max_memory=balanced, no_split_module_classes=no_split,
+        balanced = planner.get_balanced_memory(model, max_memory=_accelerate_keys(offered),
+                                               no_split_module_classes=no_split)
+        device_map = planner.infer_auto_device_map(model, max_memory=balanced, no_split_module_classes=no_split,
                                            no_placement_params=getattr(model, "_no_placement_params", None))
     blocks = [Block(name, size, tier_of(device_map, name) or "cpu", tied) for name, size, tied in listed]
     tiers = [b.tier for b in blocks]

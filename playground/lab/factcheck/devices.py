@@ -13,12 +13,11 @@ import zipfile
 from pathlib import Path
 
 import torch
-from transformers.generation import utils as generation
 
 from playground.core.i18n import W
 from playground.lab.factcheck.claim import T1, T3, T5, Evidence, claim, listed
 from playground.lab.harness import bundled
-from playground.lab.library_text import source_line
+from playground.lab.library_text import generate_device_lines, source_line
 from playground.lab.scenarios.checkpoints import save_tagged
 
 
@@ -136,8 +135,8 @@ def to_verifies() -> Evidence:
            "（场景 inputs-on-cpu）。教程引用的 “Input type (torch.FloatTensor) and weight type "
            "(torch.cuda.FloatTensor)” 来自卷积：内置的 GPT-2 中 torch 卷积模块的个数为 {convs}。"))
 def cpu_inputs_raise() -> Evidence:
-    warns = source_line(generation.GenerationMixin.generate, "!= input_ids.device.type")
-    moves = source_line(generation.GenerationMixin.prepare_inputs_for_generation, "move_to_device(model_inputs")
+    lines = generate_device_lines()
+    warns, moves = lines["warns_when"], lines["moves_inputs"]
     convs = sum(isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d)) for m in bundled()[0].modules())
     verdict = "partly" if moves and "!= \"cpu\"" in warns else "true"
     return Evidence(verdict, dict(warns=warns, moves=moves, convs=convs))

@@ -13,12 +13,11 @@ import warnings
 
 import torch
 import transformers
-from transformers.generation import utils as generation
 
 from playground.core.i18n import W, said
 from playground.lab import gpu_wording, messages
 from playground.lab.capture import attempt, frames
-from playground.lab.library_text import source_line
+from playground.lab.library_text import generate_device_lines
 from playground.lab.harness import Lab, call_generate, convolve, mark, name_of, row, run_fix, scenario
 from playground.lab.outcome import MPS_PLACEHOLDER, Outcome
 from playground.lab.result import BreakResult
@@ -193,10 +192,7 @@ print(repr(tokenizer.decode(output[0])), "| output on", output.device)
 )
 def generate_device_type(lab: Lab, r: BreakResult) -> None:
     src = lab.cpu_model()
-    r.measured = {"transformers": transformers.__version__,
-                  "warns_when": source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),
-                  "moves_inputs": source_line(generation.GenerationMixin.prepare_inputs_for_generation,
-                                               "move_to_device(model_inputs")}
+    r.measured = {"transformers": transformers.__version__, **generate_device_lines()}
     mask = lab.mask if lab.mask is not None else torch.ones_like(lab.ids)
     # The broken script's setting: the model on the CPU, its inputs on the target (a GPU, or meta). The
     # run is stopped at Transformers' check (its warning turned into an exception for this call only),
