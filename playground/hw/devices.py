@@ -249,6 +249,25 @@ def sync(device: str | torch.device | None) -> None:
         torch.mps.synchronize()
 
 
+def kind_of(device: str | torch.device | None) -> str:
+    """A device's kind: "cpu", "cuda", "mps", "meta", "disk" (Accelerate's tier) or "auto" (Accelerate's choice,
+    unresolved). The one place a device's name is parsed: "cuda:1" -> "cuda", torch.device("cpu") -> "cpu"."""
+    if device is None:
+        return "cpu"
+    text = str(device)
+    if text in ("auto", "disk"):
+        return text
+    return torch.device(text).type
+
+
+def cuda_index(device: str | torch.device | None) -> int | None:
+    """The ordinal of a CUDA device ("cuda" and "cuda:0" -> 0, "cuda:3" -> 3), None for any other device."""
+    if device is None or str(device) in ("auto", "disk"):
+        return None
+    d = torch.device(str(device))
+    return (d.index or 0) if d.type == "cuda" else None
+
+
 def torch_device_of(model: torch.nn.Module) -> torch.device:
     """Where a model's first parameter lives (what Transformers' `model.device` reports)."""
     return next(model.parameters()).device

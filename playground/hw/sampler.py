@@ -274,38 +274,3 @@ class _RamReader:
                 except OSError:
                     pass
         self._fds = None
-
-
-# The progress lines that begin a phase of a load (their i18n keys) -> that phase ("": no phase). A line is a
-# `phrase(key, ...)`, which remembers its key, so rewording a line in either language cannot drop a
-# phase; a line not listed here (the tokenizer, "loaded", a build's "ready") continues the phase before it.
-PROGRESS_PHASES = {
-    "progress.download_check": "download", "progress.download": "download", "progress.downloaded": "download",
-    "progress.import": "import",
-    "progress.context": "context",
-    "progress.estimate": "estimate",
-    "progress.tokenizer": "tokenizer",
-    "progress.unload": "unload",
-    "progress.load": "load", "progress.load_auto": "load",
-    "progress.migrate": "migrate",
-    "progress.eval": "eval",
-    "progress.synth_build": "build", "progress.synth_init": "build", "progress.synth_write": "build",
-    "progress.loaded": "",  # the last phase ends: the report and the ledger after it are in none
-}
-
-
-def marking_progress(s: Sampler, progress=None):
-    """Wrap a (fraction, description) progress callback so that the descriptions the loader
-    and `synthetic.ensure` report (`phrase("progress.load")`, ...) also mark the sampler's phases."""
-    current = [None]
-
-    def cb(frac: float, desc: str) -> None:
-        said = getattr(desc, "said", None)  # a Phrase: its key says which line it is, in any language
-        phase = PROGRESS_PHASES.get(said.key) if said is not None else None
-        if phase is not None and current[0] != phase:
-            current[0] = phase
-            s.mark(phase) if phase else s.end_phase()
-        if progress is not None:
-            progress(frac, desc)
-
-    return cb

@@ -27,7 +27,7 @@ from playground.hw import devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import catalog, checkpoint, estimate, hub, placement as placing, synthetic
 from playground.load.catalog import ModelSource
-from playground.load.phases import PhaseReport, phase as _phase, timed as _timed
+from playground.load.phases import PhaseReport, Recorder, phase as _phase, recorder
 
 Progress = Callable[[float, str], None]
 
@@ -123,38 +123,33 @@ class Plan:
     device: DeviceInfo
     dtype: Dtype
     config: object | None  # config.json as the memory check parsed it; from_pretrained reuses it
-    estimate_phase: PhaseReport
-    build_phase: PhaseReport | None = None  # a synthetic checkpoint written (or rewritten) for this load
+    recorder: Recorder  # the phases run so far (import, the checks, an unload), and where the next ones go
     tokenizer: object | None = None  # loaded by the checks, from the files on disk
-    download_phase: PhaseReport | None = None  # Hub models only
     folder: str = ""  # what from_pretrained reads: the folder (a Hub model's cached snapshot)
     placed: placing.PlacementPlan | None = None  # memory limits given: the plan (device_map="auto", max_memory=...)
     offload_folder: str | None = None  # the plan uses the disk tier: where Accelerate may write what it offloads
     others_copied: int = 0  # copied weights of other models this process holds (the pool's): not the runtime
-    import_phase: PhaseReport | None = None  # the architecture's code, imported before the estimate needs it
-    tokenizer_phase: PhaseReport | None = None
-    unload_phase: PhaseReport | None = None  # the model held before, freed (`unload`), when there was one
     estimate: estimate.Estimate | None = None  # the guard's sizes: the ledger sets the measured weights beside them
-    context_phase: PhaseReport | None = None  # a GPU's CUDA context, created and measured (its first use only)
 
     def phases(self) -> list[PhaseReport]:
-        """The phases run so far, in order (a Hub model's config.json, fetched first, counts as download)."""
-        return [p for p in (self.import_phase, self.context_phase, self.estimate_phase, self.download_phase,
-                            self.build_phase, self.tokenizer_phase, self.unload_phase) if p is not None]
+        """The phases run so far, in the order they ran."""
+        return list(self.recorder.phases)
 
 
-def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress = _quiet,
+def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress | Recorder = _quiet,
             reclaimable: int = 0, placement: Placement | None = None, resident: int = 0) -> Plan:
     """The architecture's import, then the checks before a single weight is read: does it fit (`resident`:
     RAM the models already loaded hold; `reclaimable`: the part of it given back first; with `placement`, the
     plan for those memory limits), a Hub model's download (after the memory check: only config.json comes
     down before it) and the safetensors checks of what came down, is a synthetic checkpoint built, the
-    tokenizer, is the offload folder writable."""
+    tokenizer, is the offload folder writable. `progress`: a Recorder (the pool's, which marks the memory
+    timeline) or a progress callback."""
+    rec = recorder(progress)
     started = time.perf_counter()
     if src.kind == "hub":
         # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
         # so a model that will not fit is refused before its weights come down
-        progress(0.0, phrase("progress.download_check", ref=src.ref))
+        rec.begin("download", 0.0, phrase("progress.download_check", ref=src.ref))
         blobs, dl_before = hub.blobs(src.ref), memory.snapshot()
         if hub.cached(src.ref) is None:
             hub.config_folder(src.ref)
@@ -162,15 +157,13 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     # Transformers imports each architecture's Python code lazily, on first use: seconds of `import`,
     # once per process. The estimate below builds the model on the meta device, which would import it
     # and bill the import to "checking it fits": import it first, as a phase of its own.
-    progress(0.01, phrase("progress.import"))
-    with _timed("import") as imported:
+    with rec.phase("import", 0.01, phrase("progress.import")) as imported:
         cfg = catalog.read_config(src)
         model_class = _model_class(src, cfg.config)
     imported.note = said("phase.import", cls=model_class.__name__)
-    context = _context_phase(dev, progress)  # a GPU's first use in this process: its CUDA context, measured
+    _context_phase(dev, rec)  # a GPU's first use in this process: its CUDA context, measured
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
-    progress(0.02, phrase("progress.estimate"))
-    with _timed("estimate") as phase:
+    with rec.phase("estimate", 0.02, phrase("progress.estimate")) as phase:
         est = placed = None
         if placement is not None:  # the plan for these limits, checked (the RAM it needs, the disk tier)
             placed = placing.guard(cfg, dtype, placement, reclaimable, resident)
@@ -179,31 +172,28 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
             est = estimate.guard(cfg, dev, dtype, reclaimable=reclaimable, resident=resident)
             phase.note = said("phase.estimate", need=fmt_bytes(est.required_bytes),
                               avail=fmt_bytes(est.available_bytes), where=est.available_source)
-    download, build, folder = None, None, src.ref
+    folder = src.ref
     if src.kind == "hub":
-        download, folder = _download(src, progress, blobs, dl_before, configured - started)
+        folder = _download(src, rec, blobs, dl_before, configured - started)
     elif src.kind == "synthetic":
-        build = _build_phase(src, progress)
-    progress(0.11, phrase("progress.tokenizer"))
-    with _timed("tokenizer") as checked:
+        _build_phase(src, rec)
+    with rec.phase("tokenizer", 0.11, phrase("progress.tokenizer")) as checked:
         tokenizer = _checked_tokenizer(src, folder)
     checked.note = said("phase.tokenizer", cls=type(tokenizer).__name__)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
     config = cfg.config if src.kind != "synthetic" else None
     offload = str(placing.new_folder(placed.by_tier["disk"])) if placed and placed.by_tier.get("disk") else None
-    return Plan(src, dev, dtype, config, phase, build_phase=build, tokenizer=tokenizer, download_phase=download,
-                folder=folder, import_phase=imported, tokenizer_phase=checked, estimate=est, context_phase=context,
+    return Plan(src, dev, dtype, config, rec, tokenizer=tokenizer, folder=folder, estimate=est,
                 placed=placed, offload_folder=offload)
 
 
-def _context_phase(dev: DeviceInfo, progress: Progress) -> PhaseReport | None:
+def _context_phase(dev: DeviceInfo, rec: Recorder) -> PhaseReport | None:
     """A GPU's first CUDA call creates its context (VRAM, 1-2.5 GB of host RAM, seconds): timed and measured
     here, before the estimate's free-memory query would create it unseen. None when it exists already."""
-    index = int(dev.id.split(":")[1]) if dev.kind == "cuda" else None
+    index = devices.cuda_index(dev.id)
     if index is None or not ledger.cuda_context_pending(index):
         return None
-    progress(0.015, phrase("progress.context", device=dev.id))
-    with _timed("context") as made:
+    with rec.phase("context", 0.015, phrase("progress.context", device=dev.id)) as made:
         cost = ledger.cuda_context(index)
     made.note = said("phase.context", device=dev.id, host=fmt_bytes(cost["host_bytes"] or 0),
                      vram=fmt_bytes(cost["device_bytes"]) if cost["device_bytes"] is not None else "?")
@@ -220,7 +210,7 @@ def _model_class(src: ModelSource, config) -> type:
         raise _load_error(src, e) from None
 
 
-def unload(plan: Plan, release: Callable[[], None], progress: Progress = _quiet,
+def unload(plan: Plan, release: Callable[[], None], progress: Progress | None = None,
            previous: str | None = None) -> PhaseReport | None:
     """Free the model held before (`previous` names it; None: nothing was held) by calling `release`, timed
     as the load's "unload" phase, its memory read around it; the phase joins `plan`'s and is returned.
@@ -228,25 +218,27 @@ def unload(plan: Plan, release: Callable[[], None], progress: Progress = _quiet,
     if previous is None:
         release()
         return None
-    progress(0.115, phrase("progress.unload", model=previous))
-    with _timed("unload") as freed:
+    rec = plan.recorder
+    if progress is not None:
+        rec.progress = progress
+    with rec.phase("unload", 0.115, phrase("progress.unload", model=previous)) as freed:
         release()
     freed.note = said("phase.unload", model=previous, freed=fmt_bytes(max(freed.rss_before - freed.rss_after, 0)))
-    plan.unload_phase = freed
     return freed
 
 
-def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.MemorySnapshot,
-              config_seconds: float) -> tuple[PhaseReport, str]:
+def _download(src: ModelSource, rec: Recorder, blobs: set, before: memory.MemorySnapshot,
+              config_seconds: float) -> str:
     """The download phase: the Hub model's files into the Hugging Face cache (nothing on a cache hit),
     then the same safetensors checks a local folder passes, so that a truncated download is refused
     here, before the loaded model is unloaded. Its seconds are config.json's (fetched before the memory
-    check) and the rest's; its bytes every file that was not in the cache before."""
+    check) and the rest's; its bytes every file that was not in the cache before. Returns the folder."""
     def moved(done: int, total: int) -> None:
         frac = done / total if total else 0.0
-        progress(0.02 + 0.08 * frac,
-                 phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
+        rec.say(0.02 + 0.08 * frac,
+                phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
 
+    rec.begin("download", 0.02, phrase("progress.download", ref=src.ref, done=fmt_bytes(0), total="?"))
     got = hub.fetch(src.ref, moved, blobs)
     seconds = config_seconds + got.seconds
     if got.from_cache:
@@ -254,22 +246,22 @@ def _download(src: ModelSource, progress: Progress, blobs: set, before: memory.M
     else:
         rate = fmt_bytes(got.bytes / seconds) + "/s" if seconds > 0 else "n/a"
         note = said("phase.download", bytes=fmt_bytes(got.bytes), files=got.files, rate=rate)
-    phase = _phase("download", seconds, before, memory.snapshot(), note)
+    phase = rec.add(_phase("download", seconds, before, memory.snapshot(), note))
     phase.bytes = got.bytes
-    progress(0.1, phrase("progress.downloaded", ref=src.ref))
-    return phase, str(got.folder)
+    rec.say(0.1, phrase("progress.downloaded", ref=src.ref))
+    return str(got.folder)
 
 
-def _build_phase(src: ModelSource, progress: Progress) -> PhaseReport | None:
+def _build_phase(src: ModelSource, rec: Recorder) -> PhaseReport | None:
     """Write a synthetic checkpoint that is missing or damaged (`synthetic.problem` says which), as a
     timed phase of its own; None when it is complete. A failed rebuild says what was wrong with the
     old checkpoint too: nothing has been unloaded yet, so the loaded model keeps serving."""
     why = synthetic.problem(src.name)
     if why is None:
         return None
-    with _timed("build") as phase:
+    with rec.phase("build", 0.03, phrase("progress.synth_build", name=src.name)) as phase:
         try:
-            synthetic.ensure(src.name, progress=progress)
+            synthetic.ensure(src.name, progress=rec.say)
         except UserError as e:
             if why.key == "synth.why.first":
                 raise
@@ -290,16 +282,20 @@ def _checked_tokenizer(src: ModelSource, folder: str):
         raise _load_error(src, e) from None
 
 
-def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
-    """from_pretrained, then model.to(device), then eval(), each timed apart with memory read around it."""
+def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
+    """from_pretrained, then model.to(device), then eval(), each a phase of `plan.recorder` (timed apart, memory
+    read around it). `progress`: where the recorder's lines go from here on (the pool's, which also refuses a
+    load during a shutdown), when not the one `prepare` was given."""
     src, dev = plan.source, plan.device
+    rec = plan.recorder
+    if progress is not None:
+        rec.progress = progress
     ref = plan.folder or src.ref  # a Hub model: its snapshot folder, downloaded by prepare
     common = dict(trust_remote_code=False, local_files_only=True)  # never the network: see `prepare`
     try:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    phases = plan.phases()  # import, the checks, the unload: in the order they ran
     kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
@@ -307,13 +303,14 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
         kwargs.update(device_map="auto", max_memory=plan.placed.max_memory_arg(), offload_folder=plan.offload_folder)
     config = plan.config  # None for a synthetic model: from_pretrained reads the one written with it
 
-    # Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
-    progress(0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto"))
-    # the ledger's runtime: this process's anonymous memory with no weights of this model held, freed heap
-    # pages handed back first (as the ledger's own reading does) and the other models' copies (the pool's) taken off
+    # The ledger's runtime, read before the clock starts: this process's anonymous memory with no weights of
+    # this model held, freed heap pages handed back first (as the ledger's own reading does) and the other
+    # models' copies (the pool's) taken off.
     memory.trim_heap()
     idle = memory.rss_anonymous() - plan.others_copied
-    with _timed("load", phases):
+
+    # 1. Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
+    with rec.phase("load", 0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto")):
         failure = None
         try:
             # config= spares a second parse of config.json; from_pretrained deep-copies it
@@ -326,16 +323,15 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
             raise failure
         devices.sync("auto" if dev.id == "auto" else "cpu")
 
-    # The migration, model.to(device).
-    progress(0.7, phrase("progress.migrate", device=dev.id))
+    # 2. The migration, model.to(device).
     if dev.id == "auto":  # placed by from_pretrained already: nothing to move, nothing to time
+        rec.begin("migrate", 0.7, phrase("progress.migrate_auto"))
         code, fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
-        moved = _phase("migrate", 0.0, memory.snapshot(), memory.snapshot())
-        phases.append(moved)
+        moved = rec.add(_phase("migrate", 0.0, memory.snapshot(), memory.snapshot()))
     else:
         first = next(model.parameters())
         ptr_before, dev_before = first.data_ptr(), first.device
-        with _timed("migrate", phases, sync=dev.id) as moved:
+        with rec.phase("migrate", 0.7, phrase("progress.migrate", device=dev.id), sync=dev.id) as moved:
             model.to(dev.id)
         first = next(model.parameters())
         # Same data_ptr and device after .to(): Tensor.to returned the tensor itself, nothing copied.
@@ -345,17 +341,16 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
             code, fields = "copied", {"src": str(dev_before), "dst": str(first.device)}
     moved.note = said(f"note.migrate.{code}", **fields)
 
-    # eval() flips `training` on every submodule: dropout off. Moves nothing.
-    progress(0.9, phrase("progress.eval"))
-    with _timed("eval", phases, said("phase.eval")):
+    # 3. eval() flips `training` on every submodule: dropout off. Moves nothing.
+    with rec.phase("eval", 0.9, phrase("progress.eval"), said("phase.eval")):
         model.eval()
 
     # the last phase ends here: what follows (the report, the ledger) is bookkeeping, in no phase
-    progress(1.0, phrase("progress.loaded"))
+    rec.done(phrase("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
     counted = ledger.census(model)
-    report = _report(plan, model, tokenizer, phases, code, fields, idle, counted)
+    report = _report(plan, model, tokenizer, plan.phases(), code, fields, idle, counted)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=placing.input_device(model), folder=ref, placed=plan.placed,
                        offload_folder=plan.offload_folder, counted=counted)

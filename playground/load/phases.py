@@ -1,12 +1,17 @@
 """A load's timed phases: each one's seconds on `time.perf_counter()` (the device synchronised on both sides
-when asked) and the memory read before and after it (RSS, available RAM, each GPU)."""
+when asked) and the memory read before and after it (RSS, available RAM, each GPU).
+
+`Recorder.phase(name, at, line)` begins a phase in one call: its progress line (what the page shows while it
+runs), its mark on the memory timeline, its clock and its memory readings; the report lists the phases in the
+order they ran. A new phase is one `with recorder.phase(...)` in the loader and its words (progress line, name)
+in the word tables."""
 
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from playground.core.i18n import Said
 from playground.hw import devices, memory
@@ -55,3 +60,58 @@ def phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memor
         available_before=before.available, available_after=after.available,
         vram_before=[asdict(g) for g in before.gpus], vram_after=[asdict(g) for g in after.gpus], note=note,
     )
+
+
+Progress = Callable[[float, str], None]
+
+# Every phase a load can record, in the order they can run (a Hub model's download, a GPU's CUDA context, a
+# synthetic model's build and an unload run only when they must). The word tables name each
+# (`phase.name.<name>`, `report.<name>`), and the timeline colours each (web/views_timeline.py).
+LOAD_PHASES = ("download", "import", "context", "estimate", "build", "tokenizer", "unload", "load", "migrate", "eval")
+
+
+class Recorder:
+    """A load's phases, in the order they ran (`phases`), each begun by `phase`. `progress(fraction, line)` is
+    told each line (the page's progress bar, the CLI's log); `timeline` (a `hw.sampler.Sampler`, or None) gets
+    a mark at each phase's start, so the memory timeline and the report name the same phases."""
+
+    def __init__(self, progress: Progress | None = None, timeline=None) -> None:
+        self.progress: Progress = progress or (lambda frac, line: None)
+        self.timeline = timeline
+        self.phases: list[PhaseReport] = []
+
+    @contextmanager
+    def phase(self, name: str, at: float, line: str, note: Said | None = None,
+              sync: str | None = None) -> Iterator[PhaseReport]:
+        """The block is the phase `name` (one of LOAD_PHASES): `line` said at fraction `at`, the timeline marked,
+        then timed."""
+        self.begin(name, at, line)
+        with timed(name, self.phases, note, sync) as report:
+            yield report
+
+    def begin(self, name: str, at: float, line: str) -> None:
+        """Say `line` and mark `name` on the timeline, for a phase whose report is made by hand (`add`)."""
+        if name not in LOAD_PHASES:
+            raise ValueError(f"{name!r} is not one of the load's phases {LOAD_PHASES}: name it there first")
+        self.progress(at, line)
+        if self.timeline is not None:
+            self.timeline.mark(name)
+
+    def say(self, at: float, line: str) -> None:
+        """A line within the phase running now (a download's bytes, a build's steps): no new phase."""
+        self.progress(at, line)
+
+    def add(self, report: PhaseReport) -> PhaseReport:
+        self.phases.append(report)
+        return report
+
+    def done(self, line: str) -> None:
+        """The last phase ends: `line` said at 1.0, and what follows (the report, the ledger) is in no phase."""
+        self.progress(1.0, line)
+        if self.timeline is not None:
+            self.timeline.end_phase()
+
+
+def recorder(progress: "Progress | Recorder | None") -> Recorder:
+    """`progress` as a Recorder: itself, or a new one that tells it each line."""
+    return progress if isinstance(progress, Recorder) else Recorder(progress)

@@ -201,8 +201,8 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
     steps = warmup + runs
     timed: list[generation.GenerationStats] = []
     with sampler.Sampler(hz=15) as s:
-        mark = sampler.marking_progress(s, lambda f, d: progress(0.4 * f, d))
-        lm = threads.run(loader.load, plan, mark, name="load")
+        plan.recorder.timeline = s  # the load's phases mark this pair's timeline
+        lm = threads.run(loader.load, plan, lambda f, d: progress(0.4 * f, d), name="load")
         try:
             rep = lm.report
             row.load_s, row.migrate_s = rep.load_seconds, rep.migrate_seconds

@@ -24,9 +24,10 @@ from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams, Placement
 from playground.hw import busy, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype, dtype_name
-from playground.hw.sampler import Sampler, marking_progress
+from playground.hw.sampler import Sampler
 from playground.load import estimate, loader, placement as placing
 from playground.load.catalog import ModelSource
+from playground.load.phases import Recorder
 from playground.run import accounting, compiled, decode, generation
 from playground.run.holds import Entry, Gone, Hold, Key, load_back, ram_of
 
@@ -173,22 +174,23 @@ class ModelPool:
         candidates = ([own] if own else []) + others
         sampler = Sampler(hz=15)
         with sampler:
-            marked = marking_progress(sampler, progress)  # progress messages mark the timeline's phases
-
-            def mark(frac: float, desc: str) -> None:
+            def say(frac: float, line: str) -> None:
                 self._refuse_if_closing()  # a shutdown ends a build or a load at its next step
-                marked(frac, desc)
+                if progress is not None:
+                    progress(frac, line)
+
+            rec = Recorder(say, timeline=sampler)  # each phase: its line, its mark on the timeline, its clock
 
             def work() -> tuple[loader.LoadedModel, tuple, UserError | None]:
                 # `own` and the candidates are entries: unloading one drops its model from it, so the names
                 # here keep nothing alive
-                plan, room = self._fit(spec, mark, candidates, first=1 if own else 0)
+                plan, room = self._fit(spec, rec, candidates, first=1 if own else 0)
                 # the models freed to make room: the load's "unload" phase, timed, its memory read around it
                 names = ", ".join(e.loaded.report.model for e in room) or None
-                loader.unload(plan, lambda: [self._unload(e, by=session) for e in room], mark, previous=names)
+                loader.unload(plan, lambda: [self._unload(e, by=session) for e in room], previous=names)
                 plan.others_copied = sum(o["copied"] for o in self.others(None))  # every model held, the new one aside
                 try:
-                    return loader.load(plan, mark), spec, None
+                    return loader.load(plan), spec, None
                 except Exception as e:  # from_pretrained's errors, and any other (an OOM in .to(device))
                     if own is None or self._closing.is_set():
                         raise
@@ -212,14 +214,15 @@ class ModelPool:
             raise failed
         return report
 
-    def _fit(self, spec: tuple, mark, candidates: list[Entry], first: int) -> tuple[loader.Plan, list[Entry]]:
+    def _fit(self, spec: tuple, rec: Recorder, candidates: list[Entry], first: int) -> tuple[loader.Plan, list[Entry]]:
         """The checks (loader.prepare) with the fewest candidates unloaded that let the memory guard pass:
         the budget covers the models loaded, the ones to unload count as available."""
         src, dev, dtype, placement = spec
         resident = sum(e.ram for e in self._entries.values())
         for n in range(first, len(candidates) + 1):
+            rec.phases.clear()  # a check refused with fewer unloaded is made again: its phases are the new try's
             try:
-                plan = loader.prepare(src, dev, dtype, mark, reclaimable=sum(e.ram for e in candidates[:n]),
+                plan = loader.prepare(src, dev, dtype, rec, reclaimable=sum(e.ram for e in candidates[:n]),
                                       placement=placement, resident=resident)
                 return plan, candidates[:n]
             except estimate.DoesNotFit:  # raised by the guard, before anything was allocated

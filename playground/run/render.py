@@ -65,19 +65,12 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     if r.size_note:
         lines += [">", f"> {r.size_note.text(lang)}"]
     head = [t(k, lang) for k in ("report.phase", "report.what", "report.time", "report.rss", "report.drss", "report.vram")]
-    what = {
-        "download": t("report.download", lang),
-        "estimate": t("report.estimate", lang),
-        "build": t("report.build", lang),
-        "import": t("report.import", lang),
-        "tokenizer": t("report.tokenizer", lang),
-        "context": t("report.context", lang),
-        "unload": t("report.unload", lang),
+    what = {  # what each phase ran; a phase not named here is said by its word-table entry `report.<name>`
         "load": t("report.load_auto" if r.device == "auto" else "report.load", lang),
         "migrate": f"`model.to('{r.device}')`" if r.device != "auto" else t("report.placed", lang),
         "eval": "`model.eval()`",
     }
-    rows = [(phase_name(p.name, lang), what[p.name], secs(p.seconds),
+    rows = [(phase_name(p.name, lang), what.get(p.name) or t(f"report.{p.name}", lang), secs(p.seconds),
              f"{fmt_bytes(p.rss_before)} → {fmt_bytes(p.rss_after)}", fmt_bytes(p.rss_after - p.rss_before),
              _vram_cell(p.vram_after, lang)) for p in r.phases]
     lines += ["", table(head, rows, "llrrrl")]

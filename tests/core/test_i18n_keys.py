@@ -20,7 +20,7 @@ from playground.core import i18n
 from playground.core.i18n import TABLE
 from playground.core.paths import PACKAGE
 from playground.hw import cpu_threads, ledger
-from playground.hw.sampler import PROGRESS_PHASES
+from playground.load.phases import LOAD_PHASES
 from playground.lab import oom
 from playground.lab.factcheck.claim import VERDICTS
 from playground.run import decode, generation
@@ -42,8 +42,9 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "stats.{}": tuple(k for k, v in decode.profile([0.1, 0.2]).items() if isinstance(v, float)),
     "dev.col.{}": ("device", "state", "note"),  # web/views.py: devices_html
     "dev.threads_{}": cpu_threads.WHY,  # hw/devices.py: why torch has that many CPU threads
-    # the sampler's phases: the loader's (from its progress keys), a generation's, and before the first mark
-    "phase.name.{}": (*sorted(set(PROGRESS_PHASES.values())), "warm-up", "prefill", "decode", ""),
+    # the timeline's phases: a load's (load/phases.py), a generation's, and before the first mark
+    "phase.name.{}": (*LOAD_PHASES, "warm-up", "prefill", "decode", ""),
+    "report.{}": tuple(p for p in LOAD_PHASES if p not in ("migrate", "eval")),  # run/render.py: a phase's "what"
     "bw.kind.{}": ("read", "memcpy", "cast", "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned"),
     "bw.how.{}": ("read", "memcpy", "cast"),  # web/views_speed.py: the CPU's rows
     "fact.verdict.{}": tuple(v.replace(" ", "_") for v in VERDICTS),

@@ -8,10 +8,11 @@ import time
 import pytest
 import torch
 
-from playground.core.i18n import TABLE, W, phrase
+from playground.core.i18n import TABLE, W
 from playground.hw import memory
-from playground.hw.sampler import PROGRESS_PHASES, Sampler, marking_progress
+from playground.hw.sampler import Sampler
 from playground.load import loader
+from playground.load.phases import Recorder
 
 MiB = 2**20
 
@@ -110,21 +111,17 @@ def test_stop_twice_and_bad_rate():
         Sampler(hz=0)
 
 
-def test_marking_progress_follows_the_loaders_progress_keys():
+def test_a_load_marks_on_the_timeline_the_phases_its_report_lists():
+    """One call begins a phase (load.phases.Recorder.phase): its progress line, its mark on the timeline and its
+    clock. The timeline's phases are the report's, in the same order, and every line reaches the callback."""
     seen = []
     with Sampler(hz=10) as s:
-        cb = marking_progress(s, lambda f, d: seen.append(d))
-        for d in (phrase("progress.import"), phrase("progress.tokenizer"), phrase("progress.load"),
-                  phrase("progress.migrate", device="cpu"), phrase("progress.eval"), phrase("progress.loaded"),
-                  "load: a plain string names no key"):
-            cb(0.5, d)
-    assert [sp.name for sp in s.spans] == ["import", "tokenizer", "load", "migrate", "eval"]
-    assert all(sp.end is not None for sp in s.spans)  # "loaded" ended the last phase: what follows is in none
-    assert len(seen) == 7  # the wrapped callback still gets everything
-
-
-def test_every_phase_begins_at_a_progress_key_that_exists():
-    assert all(k.startswith("progress.") and k in TABLE for k in PROGRESS_PHASES)
+        rec = Recorder(lambda f, d: seen.append(d), timeline=s)
+        lm = loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32"), progress=rec))
+    assert [sp.name for sp in s.spans] == [p.name for p in lm.report.phases]
+    assert [sp.name for sp in s.spans] == ["import", "estimate", "tokenizer", "load", "migrate", "eval"]
+    assert all(sp.end is not None for sp in s.spans)  # the last line ended the last phase: what follows is in none
+    assert len(seen) == len(s.spans) + 1  # one line per phase, and "loaded"
 
 
 def test_rewording_the_progress_lines_keeps_a_real_loads_phases(monkeypatch):
@@ -132,8 +129,7 @@ def test_rewording_the_progress_lines_keeps_a_real_loads_phases(monkeypatch):
     for key in [k for k in TABLE if k.startswith("progress.")]:
         monkeypatch.setitem(TABLE, key, W("(reworded) " + TABLE[key].en, "（改写）" + TABLE[key].zh))
     with Sampler(hz=10) as s:
-        mark = marking_progress(s)
-        loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32"), progress=mark), progress=mark)
+        loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32"), progress=Recorder(timeline=s)))
     assert [sp.name for sp in s.spans] == ["import", "estimate", "tokenizer", "load", "migrate", "eval"]
 
 
@@ -142,8 +138,8 @@ def test_timeline_of_a_real_load_agrees_with_the_load_report(figures):
     """The memory sampler records RSS through a load's phases (load, migrate, eval), each phase with its peak,
     and each peak at least what the load report read at the phase's edges."""
     with Sampler(hz=20) as s:
-        lm = loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32")),
-                         progress=marking_progress(s))
+        lm = loader.load(loader.prepare(*loader.parse("shakespeare-gpt2", "cpu", "float32"),
+                                        progress=Recorder(timeline=s)))
     rep = lm.report
     peaks = {p.name: p for p in s.peaks()}
     rss = [r for r in s.rows() if r["series"] == "process RSS"]

@@ -1,13 +1,12 @@
-"""Progress lines: the loader's, a synthetic build's and Compare's. The loader's and the build's
-begin the memory timeline's phases by their keys (`playground.hw.sampler.PROGRESS_PHASES`)."""
+"""Progress lines: the loader's, a synthetic build's and Compare's. Each of the loader's begins a phase
+(`playground.load.phases.Recorder.phase`), which marks the memory timeline."""
 
 from playground.core.i18n.words import W
 
 PREFIXES = ("progress",)
 
 TEXT: dict[str, W] = {
-    # the loader's progress (shown over the report while it runs; a line's key, not its wording, marks
-    # the memory timeline's phase it begins: playground.hw.sampler.PROGRESS_PHASES)
+    # the loader's progress (shown over the report while it runs)
     "progress.download_check": W("download: is '{ref}' in the Hugging Face cache?",
                                  "下载：'{ref}' 在 Hugging Face 缓存里吗？"),
     "progress.download": W("download: {ref}, {done} of {total}", "下载：{ref}，已下载 {done} / {total}"),
@@ -23,6 +22,8 @@ TEXT: dict[str, W] = {
     "progress.load": W("load: from_pretrained (the checkpoint on disk → the model)", "加载：from_pretrained（磁盘上的检查点 → 模型）"),
     "progress.load_auto": W("load: from_pretrained(device_map='auto')", "加载：from_pretrained(device_map='auto')"),
     "progress.migrate": W("migrate: model.to('{device}')", "迁移：model.to('{device}')"),
+    "progress.migrate_auto": W("migrate: nothing to move (device_map='auto' placed every layer while loading)",
+                               "迁移：无需移动（device_map='auto' 在加载时已放好每一层）"),
     "progress.eval": W("model.eval(): dropout off", "model.eval()：关闭 dropout"),
     "progress.loaded": W("loaded", "已加载"),
     # a synthetic model's first build (playground.load.synthetic): the load report's "build" phase
