@@ -34,24 +34,30 @@ def _quiet(frac: float, desc: str) -> None:
 
 @dataclass
 class Breakdown:
-    """Where a decode step's time went, in ms per token."""
+    """Where a decode step's time went, in ms per token. Two parts, measured in the same run and disjoint, so they
+    add up to the whole: the time inside Accelerate's hooks, and the rest of the step (the forward pass's own
+    work: the arithmetic, and for weights mapped from the file the page faults that read them in, from the disk
+    when cold). Beside them, two references from elsewhere, never parts: the all-in-RAM copy's step (the
+    arithmetic with nothing offloaded) and the disk's time for the bytes read per token at its measured rate."""
 
     total_ms: float
-    compute_ms: float | None  # the all-in-RAM run's time per token (the same model, nothing offloaded)
     hooks_ms: float  # inside Accelerate's hooks (bringing the weights in, putting them back)
-    disk_ms: float | None  # the bytes read from the disk per token at the disk's measured rate (cold runs)
-    other_ms: float | None  # the rest: page faults while the mapped weights are read, Python per block
+    forward_ms: float  # the rest of the step: total - hooks
+    ram_ms: float | None  # reference: the all-in-RAM copy's time per token (another run)
+    disk_ms: float | None  # reference: bytes read from the disk per token at the disk's measured rate (cold runs)
 
     @classmethod
     def of(cls, run: OffloadRun, ram: OffloadRun | None, gbps: float | None) -> Breakdown | None:
-        if not run.tokens_per_second:
+        if not run.tokens_per_second or run.step_ms_per_token <= 0:
             return None
-        total = 1e3 / run.tokens_per_second
-        compute = 1e3 / ram.tokens_per_second if ram is not None and ram.tokens_per_second else None
+        # the step's time and the hooks' both read from the meter's snapshots over the same decode passes: the
+        # hooks run inside that window, so their time is a part of it (min() only guards the clock's rounding)
+        total = run.step_ms_per_token
+        hooks = min(run.hook_ms_per_token, total)
+        ram_ms = 1e3 / ram.tokens_per_second if ram is not None and ram.tokens_per_second else None
         disk_ms = (1e3 * run.disk_bytes_per_token / (gbps * 1e9)
                    if run.cold and gbps and run.disk_bytes_per_token is not None else None)
-        other = total - compute - run.hook_ms_per_token - (disk_ms or 0.0) if compute is not None else None
-        return cls(total, compute, run.hook_ms_per_token, disk_ms, other)
+        return cls(total, hooks, total - hooks, ram_ms, disk_ms)
 
 
 def disk_bound(run: OffloadRun | None, gbps: float | None) -> float | None:

@@ -115,6 +115,7 @@ class OffloadRun:
     copied_bytes_per_token: float
     disk_bytes_per_token: float | None  # None where the OS keeps no such counter
     hook_ms_per_token: float
+    step_ms_per_token: float  # the decode passes' wall time, evictions out: the window the hooks' time lies in
     evict_ms_per_token: float
     minor_faults_per_token: float
     major_faults_per_token: float
@@ -147,7 +148,8 @@ def measure(model, tokenizer, device: str, prompt: str, n: int, cold: bool = Fal
         decode_seconds=decode, tokens_per_second=(len(ids) - 1) / decode if decode else None, decode_passes=passes,
         moved_bytes_per_token=per(last.moved - first.moved), copied_bytes_per_token=per(last.copied - first.copied),
         disk_bytes_per_token=per(io.read_bytes) if io.read_bytes is not None else None,
-        hook_ms_per_token=per(1e3 * (last.hook_seconds - first.hook_seconds)), evict_ms_per_token=per(1e3 * evict_decode),
+        hook_ms_per_token=per(1e3 * (last.hook_seconds - first.hook_seconds)),
+        step_ms_per_token=per(1e3 * (last.t - first.t - evict_decode)), evict_ms_per_token=per(1e3 * evict_decode),
         minor_faults_per_token=per(io.minor_faults), major_faults_per_token=per(io.major_faults), token_ids=ids)
 
 

@@ -168,14 +168,15 @@ def map_markdown(found: dict | None, lang: str = "en") -> str:
 def _breakdown_rows(label: str, b: dict | None, lang: str) -> tuple | None:
     if not b:
         return None
-    return (label, f"{b['total_ms']:.1f}", _num(b["compute_ms"]), f"{b['hooks_ms']:.1f}", _num(b["disk_ms"]),
-            _num(b["other_ms"]))
+    return (label, f"{b['total_ms']:.1f}", f"{b['hooks_ms']:.1f}", f"{b['forward_ms']:.1f}", _num(b["ram_ms"]),
+            _num(b["disk_ms"]))
 
 
 def breakdown_table(rows: list[tuple], lang: str, first: str = "place.col.run") -> str:
-    head = [t(k, lang) for k in (first, "place.col.total_ms", "place.col.compute_ms", "place.col.hooks_ms",
-                                 "place.col.disk_ms", "place.col.other_ms")]
-    return table(head, [r for r in rows if r], "lrrrrr")
+    """The step's two parts (they add up to the total), then the two references (not parts: other runs)."""
+    head = [t(k, lang) for k in (first, "place.col.total_ms", "place.col.hooks_ms", "place.col.forward_ms",
+                                 "place.col.ram_ms", "place.col.disk_ms")]
+    return table(head, [r for r in rows if r], "lrrrrr") + "\n\n" + t("place.breakdown.how", lang)
 
 
 def _loadavg(d: dict, lang: str) -> str:
@@ -248,16 +249,22 @@ def seeing(c: dict, lang: str) -> str:
 
 
 def holds_back(b: dict | None, pct: float | None, lang: str) -> str:
-    """What the breakdown says limits the run: the largest share, named (the sentence follows the figures)."""
-    if not b or b["compute_ms"] is None:
+    """What the breakdown says limits the run: the larger of its two parts, named, and the references that
+    explain it (the sentence follows the figures)."""
+    if not b:
         return ""
-    parts = {"compute": b["compute_ms"], "hooks": b["hooks_ms"], "disk": b["disk_ms"] or 0.0,
-             "other": max(b["other_ms"] or 0.0, 0.0)}
-    top = max(parts, key=parts.get)
-    said = t("place.holds." + top, lang, ms=f"{parts[top]:.1f}", total=f"{b['total_ms']:.1f}",
-             share=f"{100 * parts[top] / b['total_ms']:.0f}", pct=_num(pct, "{:.0f}"))
-    if b["other_ms"] is not None and b["other_ms"] < -0.1 * b["total_ms"]:  # the parts add up to more than the whole
-        said += " " + t("place.holds.noisy", lang, ms=f"{-b['other_ms']:.1f}")
+    share = lambda ms: f"{100 * ms / b['total_ms']:.0f}"  # noqa: E731
+    if b["hooks_ms"] >= b["forward_ms"]:
+        return t("place.holds.hooks", lang, ms=f"{b['hooks_ms']:.1f}", total=f"{b['total_ms']:.1f}",
+                 share=share(b["hooks_ms"]), pct=_num(pct, "{:.0f}"))
+    said = t("place.holds.forward", lang, ms=f"{b['forward_ms']:.1f}", total=f"{b['total_ms']:.1f}",
+             share=share(b["forward_ms"]))
+    if b["ram_ms"] is not None and b["ram_ms"] <= b["forward_ms"]:
+        said += " " + t("place.holds.ram", lang, ram=f"{b['ram_ms']:.1f}", more=f"{b['forward_ms'] - b['ram_ms']:.1f}")
+        if b["disk_ms"] is not None:
+            said += " " + t("place.holds.disk", lang, disk=f"{b['disk_ms']:.1f}", pct=_num(pct, "{:.0f}"))
+    elif b["ram_ms"] is not None:  # the all-in-RAM copy, another run, took longer than this whole forward
+        said += " " + t("place.holds.noisy", lang, ram=f"{b['ram_ms']:.1f}")
     return said
 
 

@@ -242,36 +242,41 @@ TEXT: dict[str, W] = {
     "place.breakdown.title_cold": W("Where a cold decode step's time went (ms per token), by blocks on the disk:",
                                     "冷运行一个解码步骤的时间花在了哪里（每个 token 的毫秒数），按磁盘上的块数："),
     "place.col.total_ms": W("total", "总计"),
-    "place.col.compute_ms": W("compute (RAM run)", "计算（全内存运行）"),
     "place.col.hooks_ms": W("in the hooks", "在钩子里"),
-    "place.col.disk_ms": W("disk at its rate", "按速率读磁盘"),
-    "place.col.other_ms": W("the rest", "其余"),
-    "place.holds.compute": W(
-        "What holds it back most is the computing itself: {ms} of {total} ms per token ({share}%), the all-in-RAM "
-        "run's time; the disk-read bound ({pct}% reached) assumes reading is all a step does.",
-        "最拖慢它的是计算本身：每个 token {total} ms 中占 {ms} ms（{share}%），即全内存运行的时间；"
-        "磁盘读取上限（达到 {pct}%）假设一个步骤只做读取这一件事。"),
+    "place.col.forward_ms": W("the rest of the step", "步骤的其余部分"),
+    "place.col.ram_ms": W("all-in-RAM copy (reference)", "全内存副本（参照）"),
+    "place.col.disk_ms": W("disk at its rate (reference)", "按速率读磁盘（参照）"),
+    "place.breakdown.how": W(
+        "The first two columns after the total are the step's parts, measured in the same run: time inside "
+        "Accelerate's hooks, and the rest (the forward pass's arithmetic and, for weights mapped from the file, the "
+        "page faults that read them in). They add up to the total. The last two are references from elsewhere, "
+        "never parts: the all-in-RAM copy's step, and the least time the bytes read from the disk per token take "
+        "at the disk's measured rate.",
+        "总计之后的前两列是这个步骤的组成部分，在同一次运行中测得：在 Accelerate 钩子里的时间，以及其余部分"
+        "（前向传播的计算，以及对从文件映射的权重而言，把它们读进来的缺页）。两者相加等于总计。最后两列是来自别处的参照，"
+        "不是组成部分：全内存副本的一个步骤，以及按磁盘实测速率读取每个 token 从磁盘读的字节至少需要的时间。"),
     "place.holds.hooks": W(
         "What holds it back most is Accelerate's hooks: {ms} of {total} ms per token ({share}%) inside "
         "pre_forward/post_forward, block by block ({pct}% of the disk-read bound reached).",
         "最拖慢它的是 Accelerate 的钩子：每个 token {total} ms 中有 {ms} ms（{share}%）花在逐块的 "
         "pre_forward/post_forward 里（达到磁盘读取上限的 {pct}%）。"),
+    "place.holds.forward": W(
+        "Most of the step is outside the hooks: {ms} of {total} ms per token ({share}%).",
+        "这个步骤的大部分时间在钩子之外：每个 token {total} ms 中占 {ms} ms（{share}%）。"),
+    "place.holds.ram": W(
+        "The all-in-RAM copy's whole step takes {ram} ms: the other {more} ms are reading the offloaded weights in "
+        "(page faults on the mapped file) and the work of running block by block.",
+        "全内存副本的整个步骤只要 {ram} ms：多出来的 {more} ms 是把卸载的权重读进来（映射文件上的缺页）"
+        "以及逐块运行的开销。"),
     "place.holds.disk": W(
-        "What holds it back most is the disk: {ms} of {total} ms per token ({share}%) at its measured rate; "
-        "{pct}% of the disk-read bound reached.",
-        "最拖慢它的是磁盘：按实测速率，每个 token {total} ms 中占 {ms} ms（{share}%）；达到磁盘读取上限的 {pct}%。"),
-    "place.holds.other": W(
-        "What holds it back most is the rest: {ms} of {total} ms per token ({share}%) outside the hooks and the "
-        "compute: page faults while the mapped weights are first read, Python per block ({pct}% of the disk-read "
-        "bound reached).",
-        "最拖慢它的是其余部分：每个 token {total} ms 中有 {ms} ms（{share}%）既不在钩子里也不在计算里："
-        "首次读取映射权重时的缺页、每个块的 Python 开销（达到磁盘读取上限的 {pct}%）。"),
+        "Reading this step's bytes from the disk takes at least {disk} ms at its measured rate ({pct}% of the "
+        "disk-read bound reached).",
+        "按磁盘实测速率，从磁盘读这个步骤的字节至少需要 {disk} ms（达到磁盘读取上限的 {pct}%）。"),
     "place.holds.noisy": W(
-        "(The parts add up to {ms} ms more than the whole: the all-in-RAM run was slower per token than this one, "
-        "so the machine's load changed between them; run it again for steadier figures.)",
-        "（各部分加起来比总时间多 {ms} ms：全内存运行每个 token 反而比这次慢，说明两次运行之间机器负载变了；"
-        "再运行一次可得到更稳定的数字。）"),
-    # ---------------------------------------------------------------- the cliff
+        "(The all-in-RAM copy, measured in another run, took {ram} ms per token, longer than this step outside "
+        "its hooks: the machine's load changed between the runs; run it again for steadier figures.)",
+        "（全内存副本在另一次运行中每个 token 用了 {ram} ms，比这次在钩子之外的时间还长："
+        "两次运行之间机器负载变了；再运行一次以得到更稳定的数字。）"),
     "place.cliff.title": W("### The cliff: tokens/s as blocks leave RAM", "### 悬崖：块离开内存时的 tokens/s"),
     "place.cliff.intro": W(
         "The loaded model's checkpoint with 0, 1, 2, ... blocks on the disk (the last ones, as Accelerate offloads "
