@@ -27,6 +27,7 @@ from playground.hw import devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import catalog, checkpoint, estimate, hub, placement as placing, synthetic
 from playground.load.catalog import ModelSource
+from playground.load.location import ModelLocation, locate
 from playground.load.phases import PhaseReport, Recorder, phase as _phase, recorder
 
 Progress = Callable[[float, str], None]
@@ -59,7 +60,9 @@ class LoadReport:
     migrate_code: str = ""  # "noop", "copied", "auto_hooks", "auto_single": the migration note's key
     migrate_fields: dict = field(default_factory=dict)
     hf_device_map: dict | None = None
-    placement: dict = field(default_factory=dict)  # device -> parameter count, measured on the loaded model
+    # where the loaded model lives (per tier: bytes, blocks, offloaded or not; where inputs go; what the device
+    # asked for became), read once from its tensors and hooks (load/location.py): every panel reads this
+    location: ModelLocation | None = None
     file_backed_bytes: int | None = None  # weights still pointing into the memory-mapped checkpoint
     context_length: int | None = None
     hint: Said | None = None  # what this (device, dtype) pair costs
@@ -91,6 +94,7 @@ class LoadReport:
         for p in d["phases"]:
             p["note"] = p["note"] or ""
         d["ledger"] = ledger.as_dicts(self.ledger)
+        d["location"] = self.location.to_dict() if self.location is not None else None
         return d
 
 
@@ -381,7 +385,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         vram=dict(available=bool(vram_gpus), reason=vram_reason, gpus=[asdict(g) for g in vram_gpus]),
         migrate_code=code, migrate_fields=fields,
         hf_device_map=dict(getattr(model, "hf_device_map", {}) or {}) or None,
-        placement=_placement(params),
+        location=locate(model, dev.id, plan.placed, plan.offload_folder, counted),
         file_backed_bytes=mapped,
         context_length=estimate.context_length(model.config),
         hint=devices.hint(dev, plan.dtype),
@@ -401,20 +405,19 @@ def _dtype_reason(plan: Plan, actual: str, weights: int, mapped: int | None) -> 
     loaded weights' bytes lie: kept as stored (mapped from the file, or not), or cast while loading (copied)."""
     if plan.dtype == "auto":
         return said("note.dtype.auto", dtype=actual)
-    stored = (plan.estimate.checkpoint or {}).get("dtype") if plan.estimate is not None else None
+    if plan.estimate is not None:  # the memory check read the header already
+        stored = (plan.estimate.checkpoint or {}).get("dtype")
+    else:  # a load with memory limits was checked by the planner, which reads no header: read it now
+        try:
+            stored = (checkpoint.summary(plan.folder or plan.source.ref) or {}).get("dtype")
+        except (OSError, ValueError):
+            stored = None
     if stored is None:
         return said("note.dtype.unknown", dtype=actual)
     sizes = dict(dtype=actual, weights=fmt_bytes(weights), mapped=fmt_bytes(mapped or 0))
     if stored != actual:  # from_pretrained's cast makes a new tensor per weight: nothing stays mapped
         return said("note.dtype.cast", stored=stored, **sizes)
     return said("note.dtype.mapped" if mapped and mapped >= weights else "note.dtype.same", **sizes)
-
-
-def _placement(params: list[torch.nn.Parameter]) -> dict:
-    out: dict[str, int] = {}
-    for p in params:
-        out[str(p.device)] = out.get(str(p.device), 0) + p.numel()
-    return out
 
 
 def _load_error(src: ModelSource, e: Exception) -> UserError:

@@ -116,29 +116,46 @@ def _planner():
     return planner
 
 
-def blocks_of(model) -> list[tuple[str, int, str | None]]:
-    """(name, bytes, tied to) of each block, in order; modules holding no tensor (dropout) are left out.
-    Sizes are those the planner uses (`compute_module_sizes`: a tied weight counted once)."""
-    sizes, _ = _planner().compute_module_sizes(model)
+def _visit_blocks(model, found) -> None:
+    """Call `found(name, module)` for each block, in order: a module Accelerate never splits (the model's
+    `_no_split_modules`), a module with no children, or one holding parameters of its own; a module holding no
+    tensor (dropout) is not a block."""
     no_split = set(getattr(model, "_no_split_modules", None) or ())
-    owner: dict[int, str] = {}
-    out = []
 
     def visit(prefix: str, module) -> None:
         for name, child in module.named_children():
             full = prefix + name
             if type(child).__name__ in no_split or not list(child.children()) or list(child.parameters(False)):
-                tensors = list(child.parameters()) + list(child.buffers())
-                if not tensors:
-                    continue
-                tied = next((owner[id(x)] for x in tensors if id(x) in owner), None)
-                for x in tensors:
-                    owner.setdefault(id(x), full)
-                out.append((full, int(sizes.get(full, 0)), tied if sizes.get(full, 0) == 0 else None))
+                if next(child.parameters(), None) is not None or next(child.buffers(), None) is not None:
+                    found(full, child)
             else:
                 visit(full + ".", child)
 
     visit("", model)
+
+
+def block_names(model) -> list[str]:
+    """The blocks' names, in order (`blocks_of` without their sizes: a walk of the modules alone)."""
+    out: list[str] = []
+    _visit_blocks(model, lambda name, _module: out.append(name))
+    return out
+
+
+def blocks_of(model) -> list[tuple[str, int, str | None]]:
+    """(name, bytes, tied to) of each block, in order; modules holding no tensor (dropout) are left out.
+    Sizes are those the planner uses (`compute_module_sizes`: a tied weight counted once)."""
+    sizes, _ = _planner().compute_module_sizes(model)
+    owner: dict[int, str] = {}
+    out = []
+
+    def found(full: str, child) -> None:
+        tensors = list(child.parameters()) + list(child.buffers())
+        tied = next((owner[id(x)] for x in tensors if id(x) in owner), None)
+        for x in tensors:
+            owner.setdefault(id(x), full)
+        out.append((full, int(sizes.get(full, 0)), tied if sizes.get(full, 0) == 0 else None))
+
+    _visit_blocks(model, found)
     return out
 
 

@@ -88,11 +88,11 @@ class Hold:
 
 
 def ram_of(lm: loader.LoadedModel) -> int:
-    """RAM the model's weights take (what unloading it gives back): none when they sit on a GPU; with memory
-    limits, the part its plan put in RAM (the disk tier's blocks are read in per pass, a GPU's are not RAM)."""
-    if lm.placed is not None:
-        return lm.placed.by_tier.get("cpu", 0)
-    return lm.report.weights_bytes if lm.report.device in ("cpu", "mps") else 0
+    """RAM the model's weights take (what unloading it gives back), read from where it lives (its location):
+    its tensors in RAM, or Accelerate's CPU state dict; not a GPU's memory, not the disk tier. MPS shares the
+    RAM with the CPU: its weights count too."""
+    where = lm.report.location
+    return where.ram_bytes + where.bytes_on("mps")
 
 
 def load_back(previous: tuple, failed: Exception) -> tuple:

@@ -62,7 +62,8 @@ class ModelPool:
                    "pending": sum(1 for h in self._holds.values() if h.gone and not h.gone.told)}
             if out["loaded"]:
                 r = entry.loaded.report
-                out.update(model=r.model, device=r.device, dtype=r.dtype, label=r.label)
+                out.update(model=r.model, device=r.device, dtype=r.dtype, label=r.label, became=r.location.became,
+                           ram=entry.ram, offloaded=r.location.offloaded_bytes)
             elif hold and hold.gone:
                 out["gone"] = asdict(hold.gone)
         return out

@@ -52,7 +52,10 @@ def secs(s: float) -> str:
 
 
 def report_markdown(r: LoadReport, lang: str = "en") -> str:
-    lines = [f"### `{r.model}` → `{r.device}` · `{r.dtype}`"]
+    where = f"`{r.device}`"
+    if r.location is not None and r.location.became != r.device:  # auto, memory limits: what it became
+        where += f" ({t('report.became', lang, became=r.location.became)})"
+    lines = [f"### `{r.model}` → {where} · `{r.dtype}`"]
     if r.shared:
         at = time.strftime("%H:%M:%S", time.localtime(r.loaded_at)) if r.loaded_at else "?"
         lines.append(f"> 🤝 {t('pool.shared', lang, n=r.shared, at=at)}")

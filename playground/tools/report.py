@@ -40,12 +40,14 @@ def versions() -> dict:
     return out
 
 
-def device_name(info: DeviceInfo) -> str:
-    """The CPU model string, or the GPU's name, for the device a model was put on."""
-    if info.kind == "auto":
-        gpus = [d.name for d in devices.discover() if d.kind == "cuda" and d.available]
-        return " + ".join(gpus + [devices.cpu_name()])
-    return info.name
+def device_name(info: DeviceInfo, where=None) -> str:
+    """The CPU model string, or the GPU's name, for the device a model was put on; for `auto`, the names of the
+    devices it became (`where`: the load's location), one per tier, the disk tier said as such."""
+    if info.kind != "auto":
+        return info.name
+    found = {d.id: d.name for d in devices.discover() if d.available}
+    tiers = [t.name for t in where.tiers] if where is not None else [d for d in found if d != "auto"]
+    return " + ".join(found.get(t, t) if t != "cpu" else devices.cpu_name() for t in tiers)
 
 
 @dataclass
@@ -156,7 +158,8 @@ def run_report(model: str, device: str | None, dtype: str | None, prompt: str = 
         updates += 1
     generate_wall = time.perf_counter() - t1
     return Report(load, stats, text, prompt, params.max_new_tokens, updates,
-                  {"load": load_wall, "generate": generate_wall}, device_name(dev), chosen, versions(), placed)
+                  {"load": load_wall, "generate": generate_wall}, device_name(dev, load.location), chosen, versions(),
+                  placed)
 
 
 def format_report(r: Report) -> str:
@@ -164,7 +167,7 @@ def format_report(r: Report) -> str:
     by the page's own renderers in English."""
     v = r.versions
     return "\n".join([
-        f"{r.load.model} on {r.load.device} ({r.device_name}) in {r.load.dtype}",
+        f"{r.load.model} on {_where(r.load)} ({r.device_name}) in {r.load.dtype}",
         *(f"{k} not given, so {why}" for k, why in r.chosen.items()),
         f"python {v['python']} · torch {v['torch']} · transformers {v['transformers']} · accelerate {v['accelerate']}",
         "",
@@ -181,6 +184,12 @@ def format_report(r: Report) -> str:
         "",
         render.ledger_markdown(r.stats.ledger, "en", "after_generation"),
     ])
+
+
+def _where(load: LoadReport) -> str:
+    """The device asked for, and what it became when that is something else (`auto`: "auto -> cpu")."""
+    became = load.location.became if load.location is not None else load.device
+    return load.device if became == load.device else f"{load.device} -> {became}"
 
 
 def placement_lines(p: dict) -> list[str]:

@@ -31,6 +31,9 @@ def status_markdown(status: dict, lang: str = "en") -> str:
     models the server holds for how many visitors."""
     if status["loaded"]:
         own = t("status.loaded", lang, model=status["model"], device=status["device"], dtype=status["dtype"])
+        if status.get("became") and status["became"] != status["device"]:  # auto, or memory limits: what it became
+            own += t("status.became", lang, became=status["became"])
+        own += t("status.ram", lang, ram=fmt_bytes(status.get("ram") or 0))
         own += f" · ⚠️ {in_lang(status['label'], lang)}" if status.get("label") else ""
     elif status.get("gone"):
         g = status["gone"]

@@ -132,12 +132,14 @@ def test_auto_device_reports_placement(device, pool, figures):
     """`device_map="auto"` places every layer (Accelerate's plan), on the GPUs first: all on the CPU on a host
     without one; `hf_device_map` and hooks only when the layers span devices."""
     r = pool.load(*loader.parse(BUNDLED_NAME, device, "float32"))
-    figures.update(placement=r.placement, hf_device_map=r.hf_device_map)
+    where = r.location
+    figures.update(location=where.to_dict(), hf_device_map=r.hf_device_map)
     assert r.migrate_seconds == 0.0 and "device_map" in r.migrate_note.text("en")
-    assert sum(r.placement.values()) == r.param_count
+    assert where.asked == "auto" and where.weights_bytes == r.weights_bytes
     first = [d for d in present() if d.startswith("cuda")] or ["cpu"]  # where Accelerate puts layers first
-    assert set(r.placement) <= set(present()) and set(r.placement) & set(first)
-    spans = len(r.placement) > 1
+    tiers = {t.name for t in where.tiers}
+    assert tiers <= set(present()) and tiers & set(first) and where.runs_on in first
+    spans = len(tiers) > 1
     assert (r.hf_device_map is not None) == spans and r.migrate_code == ("auto_hooks" if spans else "auto_single")
 
 

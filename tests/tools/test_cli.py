@@ -215,6 +215,12 @@ def test_report_with_limits_carries_the_placement_map_read_from_the_tensors():
     text = run_cli("report", "--model", "shakespeare-gpt2", "--dtype", "float32", "--limits", "cpu=16MB,disk",
                    "--max-new-tokens", "4").stdout
     assert "placement under cpu=16MB,disk" in text and "actual disk" in text
+    # the walk's findings: no such call as model.to('auto'); the checkpoint's dtype is read, not "could not be";
+    # the report says what auto became, from the location the load made
+    assert "model.to('auto')" not in text and "could not be read" not in text, text
+    assert "the checkpoint's own dtype: no cast" in text
+    became = d["load"]["location"]["became"]
+    assert became.startswith("cpu ") and "+ disk " in became and f"on auto -> {became} (" in text
 
 
 def test_missing_model_folder(tmp_path, capsys, monkeypatch):

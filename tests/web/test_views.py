@@ -23,7 +23,7 @@ def test_the_banner_says_the_visitors_own_model_and_apart_the_pool(pool):
     pool.load(*loader.parse(BUNDLED_NAME, "cpu", "bfloat16"), session="a")
     pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session="b")
     mine, pool_line = views.status_markdown(pool.status("a"), "en").split("  \n")
-    assert mine == f"**Your model:** `{BUNDLED_NAME}` on `cpu` in `bfloat16`"
+    assert mine == f"**Your model:** `{BUNDLED_NAME}` on `cpu` in `bfloat16`, 10.2 MiB of it in RAM"
     assert pool_line.startswith("**This server holds** 2 models for 2 visitors (") and "MiB of RAM)" in pool_line
     zh = views.status_markdown(pool.status("a"), "zh")
     assert "**你的模型**：" in zh and "为 2 位访客保留着 2 个模型" in zh
@@ -166,3 +166,25 @@ def test_the_claim_picker_speaks_the_pages_language_first():
             assert not label.startswith(cid) and label.endswith((f"({cid})", f"（{cid}）")), label
             assert first.match(label), label
     assert sum(bool(re.match(r"^[\u4e00-\u9fff]", label)) for label, _ in _choices("zh")) >= len(factcheck.CLAIMS) // 2
+
+
+def test_the_banner_says_what_auto_became_and_what_it_holds_in_ram(pool):
+    """The walk found "0 B of RAM" for gpt2-small loaded on `auto` (351.5 MiB on the CPU): the pool counted RAM
+    only for a model on "cpu" or "mps", and `auto` meant four things in four modules. The banner and the pool's
+    count now read the model's location, made once when it loaded."""
+    from playground.core.paths import BUNDLED_NAME
+    from playground.load import loader
+    from playground.web import views
+
+    from playground.core.units import fmt_bytes
+
+    r = pool.load(*loader.parse(BUNDLED_NAME, "auto", "float32"), session="a")
+    with pool.held("a") as lm:  # the weights in RAM, counted here from the tensors themselves
+        in_ram = sum(t.nbytes for t in {id(t): t for t in [*lm.model.parameters(), *lm.model.buffers()]}.values()
+                     if t.device.type == "cpu")
+    status = pool.status("a")
+    assert status["bytes"] == status["ram"] == in_ram
+    mine, pool_line = views.status_markdown(status, "en").split("  \n")
+    assert mine.endswith(f"on `auto` in `float32` (placed on {r.location.became}), {fmt_bytes(in_ram)} of it in RAM")
+    assert f"({fmt_bytes(in_ram)} of RAM)" in pool_line
+    assert "（放在 " in views.status_markdown(status, "zh")

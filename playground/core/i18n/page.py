@@ -74,6 +74,8 @@ TEXT: dict[str, W] = {
         "**Your model:** `{model}` on `{device}` in `{dtype}`",
         "**你的模型**：`{model}`，设备 `{device}`，数据类型 `{dtype}`",
     ),
+    "status.became": W(" (placed on {became})", "（放在 {became}）"),
+    "status.ram": W(", {ram} of it in RAM", "，其中 {ram} 在内存里"),
     "status.gone": W(
         "**Your model:** `{model}` ({device}, {dtype}) was unloaded at {at} to make room for another visitor's. "
         "Press **Load** to load it again (about {seconds} s).",

@@ -11,6 +11,7 @@ TEXT: dict[str, W] = {
     "report.rss": W("RSS before → after", "RSS 之前 → 之后"),
     "report.drss": W("Δ RSS", "RSS 变化"),
     "report.vram": W("VRAM after", "之后的显存"),
+    "report.became": W("placed on {became}", "放在 {became}"),
     "report.import": W("find the model class (imports its code once per process)", "找到模型类（每个进程只导入一次它的代码）"),
     "report.estimate": W("check it fits: build on the meta device, no weights", "检查能否放下：在 meta 设备上构建，不含权重"),
     "report.check": W("memory check", "内存检查"),
