@@ -22,6 +22,7 @@ from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
+from playground.core.units import fmt_bytes
 from playground.hw import bandwidth, devices, memory
 from playground.run import compiled, decode, generation
 from playground.run.generation import TokenStreamer
@@ -68,6 +69,8 @@ class EnginesReport:
     limit: Said  # what limits generate() on this model, from that profile
     rows: list[EngineRow]
     prompt: str = PROMPT
+    location: dict | None = None  # where the model lives (load/location.py): "became", offloaded bytes and blocks
+    hooks: dict | None = None  # an offloaded model's hooks, measured per token (run/offload.py's OffloadRun)
 
     def to_dict(self) -> dict:
         return plain(asdict(self))
@@ -170,20 +173,27 @@ def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> d
                 largest_others=[dict(op=k, seconds=v) for v, k in others])
 
 
-def limit_of(row: EngineRow, prof: dict, read_gbps: float) -> Said:
-    """What limits this engine, from a profile of it: reading the weights (the matrix multiplications
+def limit_of(row: EngineRow, prof: dict, read_gbps: float, location=None, hooks=None) -> Said:
+    """What limits this engine, from a profile of it: bringing offloaded weights in (the model's location says some
+    are offloaded; `hooks`, their per-token figures measured), reading the weights (the matrix multiplications
     take most of the time) or per-token overhead (everything else does)."""
     if not row.tokens_per_second:
         return said("eng.limit.unknown")
     fields = dict(engine=said(f"engine.{row.engine}"), share=f"{100 * prof['matmul_share']:.0f}", tokens=prof["tokens"],
                   rate=f"{prof['matmul_gbps'] or 0:.1f}", read=f"{read_gbps:.1f}",
                   others=" · ".join(f"`{o['op']}` {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
+    if location is not None and location.offloaded and hooks is not None and hooks.tokens_per_second:
+        return said("eng.limit.offloaded", **fields, offloaded=fmt_bytes(location.offloaded_bytes),
+                    blocks=location.offloaded_blocks, of=location.blocks, became=location.became,
+                    moved=fmt_bytes(hooks.moved_bytes_per_token), hook_ms=f"{hooks.hook_ms_per_token:.1f}",
+                    step_ms=f"{hooks.step_ms_per_token:.1f}")
     return said("eng.limit.bandwidth" if prof["matmul_share"] >= 0.5 else "eng.limit.overhead", **fields)
 
 
 def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool, name: str = "",
-        prompt: str = PROMPT, progress: Progress | None = None, stop=None) -> EnginesReport:
-    """Every engine on `model`, greedy, `max_new_tokens` each; the compiled one only if asked.
+        prompt: str = PROMPT, progress: Progress | None = None, stop=None, location=None) -> EnginesReport:
+    """Every engine on `model`, greedy, `max_new_tokens` each; the compiled one only if asked. `location`: where
+    the model lives (load/location.py); an offloaded one has its hooks measured too, and the limit says so.
     Refuses (UserError) a budget that does not fit the model's context after the prompt."""
     say = progress or (lambda f, d: None)
     generation.encode(tokenizer, prompt, "cpu", model, max_new_tokens)  # the context check, before any work
@@ -209,11 +219,18 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
         if not use_cache and rows[-1].first_difference is not None and rows[-1].first_difference < len(ref):
             rows[-1].parting = threads.run(parting, model, tokenizer, device, prompt, ref, st.token_ids,
                                            rows[-1].first_difference, name="engine")
+    hooks = None
+    if location is not None and location.offloaded:
+        # the hooks' copies, counted and timed per token on the same prompt (offload uses this module's generate_ids)
+        from playground.run import offload
+
+        hooks = threads.run(offload.measure, model, tokenizer, device, prompt, min(max_new_tokens, 16), name="engine")
     report = EnginesReport(
         model=name, device=device, dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
         prompt_tokens=n_prompt, max_new_tokens=max_new_tokens, weights_bytes=weights, read=read.to_dict(),
         bound_tokens_per_second=bound, last_level_cache_bytes=llc, weights_in_cache=in_cache,
-        profile=prof, limit=limit_of(rows[0], prof, read.gbps), rows=rows, prompt=prompt,
+        profile=prof, limit=limit_of(rows[0], prof, read.gbps, location, hooks), rows=rows, prompt=prompt,
+        location=location.to_dict() if location is not None else None, hooks=asdict(hooks) if hooks else None,
     )
     if with_compiled and not (stop is not None and stop.is_set()):
         add_compiled(report, model, tokenizer, progress)

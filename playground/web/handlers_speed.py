@@ -103,7 +103,7 @@ def measure_kv(session: str) -> dict:
 def run_engines(n: int, with_compiled: bool, session: str, progress=None) -> decode_engines.EnginesReport:
     with measurable(session) as lm:
         return decode_engines.run(lm.model, lm.tokenizer, lm.device, n, with_compiled, lm.report.model,
-                                  progress=progress)
+                                  progress=progress, location=lm.report.location)
 
 
 # ---------------------------------------------------------------- API endpoints
@@ -158,7 +158,8 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, request: gr.Request = N
         yield t("speed.running", lang), gr.skip()
         say = (lambda f, d: progress(f, desc=in_lang(d, lang)))
         with measurable(session) as lm:
-            report = decode_engines.run(lm.model, lm.tokenizer, lm.device, n, False, lm.report.model, progress=say)
+            report = decode_engines.run(lm.model, lm.tokenizer, lm.device, n, False, lm.report.model, progress=say,
+                                        location=lm.report.location)
             d = asdict(report)
             if c:
                 yield (views.engines_markdown(d, lang) + "\n\n"

@@ -147,9 +147,13 @@ def kv_frames(g: dict | None, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFr
 
 def engines_markdown(r: dict, lang: str = "en") -> str:
     read = r["read"]
+    where = r.get("location") or {}
     lines = [t("eng.bound", lang, rate=f"{read['gbps']:.1f}", how=f"`sum()`{t('punct.comma', lang)}{fmt_bytes(read['bytes'])}",
                size=fmt_bytes(r["weights_bytes"]), bound=f"{r['bound_tokens_per_second']:.0f}", model=r["model"],
-               device=r["device"], dtype=r["dtype"])]
+               device=where.get("became") or r["device"], dtype=r["dtype"])]
+    if where.get("offloaded"):  # the bound assumes every weight in RAM: an offloaded model's are brought in first
+        lines += ["", t("eng.offloaded", lang, offloaded=fmt_bytes(where["offloaded_bytes"]),
+                        blocks=where["offloaded_blocks"], of=where["blocks"])]
     if r["weights_in_cache"]:
         lines += ["", t("eng.in_cache", lang, size=fmt_bytes(r["weights_bytes"]), llc=fmt_bytes(r["last_level_cache_bytes"]))]
     head = [t(k, lang) for k in ("eng.head.engine", "eng.head.tokens", "eng.head.rate", "eng.head.same",

@@ -162,3 +162,26 @@ def test_greedy_tokens_on_a_gpu_equal_the_cpus(device, pool, figures):
     figures.update(max_logit_difference=diff, tolerance=tol, tokens=len(ids), **verdict)
     assert diff <= tol, f"float32 logits differ by {diff:.2e} between cpu and {device}"
     assert verdict["agree"], f"tokens differ at {verdict['first_difference']} by a margin of {verdict['margin']}"
+
+
+@pytest.mark.slow
+def test_speed_on_an_offloaded_model_says_so_and_puts_its_cost_on_the_hooks(pool, private_checkpoint, monkeypatch,
+                                                                            one_thread):
+    """The walk found Speed labelling a disk-offloaded model "cpu", blaming Python overhead and promising that a
+    compiled static cache would remove most of it, while the profile's top operation was `aten::to` (the hooks
+    bringing the weights in). Speed now reads the model's location: the bound's line names what `auto` became,
+    a warning says the bound assumes every weight in RAM, and the limit is the hooks', measured per token."""
+    from playground.core.inputs import check_limits
+    from playground.web.views_speed import engines_markdown
+
+    monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(private_checkpoint.parent))
+    pool.load(*loader.parse(str(private_checkpoint), "auto", "float32"), placement=check_limits("cpu=16MB,disk"))
+    with pool.held() as lm:
+        r = engines.run(lm.model, lm.tokenizer, lm.device, 8, False, "private", location=lm.report.location)
+    assert r.limit.key == "eng.limit.offloaded" and r.location["offloaded_bytes"] == 9479168
+    assert r.hooks["moved_bytes_per_token"] == 9479168 and r.hooks["hook_ms_per_token"] > 0
+    text = engines_markdown(r.to_dict() | {"limit": r.limit}, "en")
+    assert r.location["became"].startswith("cpu ") and "+ disk 9.0 MiB" in r.location["became"]
+    assert f"on {r.location['became']} in float32" in text and "This model is offloaded: 4 of its 8 blocks" in text
+    assert "compiled static-cache step removes" not in text and "bringing the offloaded weights in" in text
+    assert "这个模型被卸载了" in engines_markdown(r.to_dict() | {"limit": r.limit}, "zh")

@@ -267,6 +267,25 @@ TEXT: dict[str, W] = {
         "占了 {share}% 的时间，读取速度为 {rate} GB/s，而流式读取能达到 {read} GB/s。"
         "要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者用读得更快的内核（编译引擎用上所有核心的内核）。",
     ),
+    "eng.limit.offloaded": W(
+        "**What limits {engine} here: bringing the offloaded weights in.** {blocks} of the model's {of} blocks "
+        "({offloaded}) are offloaded ({became}): Accelerate's hooks bring them to the device the forward pass runs "
+        "on, block by block, for every token. Measured on this model: {moved} moved per token, {hook_ms} of "
+        "{step_ms} ms per decode step inside the hooks, and the time reading their pages in lands in the forward "
+        "pass (the profile's largest other operators over {tokens} tokens: {others}). Neither per-token overhead "
+        "nor a compiled step is what holds it back: fewer offloaded blocks (higher limits) or a smaller dtype is.",
+        "**这里限制 {engine} 的是把卸载的权重读进来。** 模型的 {of} 个块中有 {blocks} 个（{offloaded}）被卸载了"
+        "（{became}）：Accelerate 的钩子在每个 token 都把它们逐块搬到前向传播所在的设备上。在这个模型上实测："
+        "每个 token 搬运 {moved}，每个解码步骤 {step_ms} ms 中有 {hook_ms} ms 在钩子里，把它们的页读进来的时间"
+        "落在前向传播里（对 {tokens} 个 token 做性能剖析，最大的其他算子：{others}）。"
+        "限制它的不是每个 token 的额外开销，也不是编译：更少的卸载块（更高的限额）或更小的数据类型才有用。",
+    ),
+    "eng.offloaded": W(
+        "⚠️ This model is offloaded: {blocks} of its {of} blocks ({offloaded}) are not kept where the forward pass "
+        "runs, and the bound above assumes every weight is read from RAM.",
+        "⚠️ 这个模型被卸载了：它的 {of} 个块中有 {blocks} 个（{offloaded}）不在前向传播所在的地方，"
+        "而上面的上限假设所有权重都从内存中读取。",
+    ),
     "eng.limit.unknown": W("Too few tokens to measure a decode rate.", "token 太少，测不出解码速率。"),
     "eng.compiled_note": W(
         "`static cache + torch.compile`: compiled in {seconds} s this time (0 s: reused from earlier in this "
