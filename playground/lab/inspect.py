@@ -3,7 +3,9 @@
 `inspect(model)` lists each module's own parameters and buffers: device(s), dtype(s), element
 count and bytes (numel x element_size, so right for real, meta and fake tensors, none of them
 touched), totals with tied tensors counted once, and the modules whose placement or dtype is
-mixed. What is read and why it can be trusted: docs/lab.md.
+mixed. A model Accelerate dispatched (`hf_device_map`) is judged against its own plan: a module where
+the plan put it is not a mistake, and a `meta` tensor whose values a hook keeps in a CPU state dict or on
+the disk is said to be offloaded there, by design. What is read and why it can be trusted: docs/lab.md.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 from playground.core.errors import UserError
+from playground.load import placemap, placement
 
 
 @dataclass
@@ -28,8 +31,9 @@ class ModuleRow:
     bytes: int  # numel x element_size, tied tensors counted at their first name only
     tensors: list[str] = field(default_factory=list)  # the tensors' local names
     shared: list[str] = field(default_factory=list)  # "lm_head.weight = transformer.wte.weight"
-    flags: list[dict] = field(default_factory=list)  # {"kind": "device"|"dtype"|"mixed", ...fields}
+    flags: list[dict] = field(default_factory=list)  # {"kind": "device"|"dtype"|"mixed"|"planned", ...fields}
     fake: bool = False
+    offloaded: str | None = None  # a dispatched model's module whose values a hook keeps elsewhere: "disk", "cpu"
 
 
 @dataclass
@@ -45,6 +49,7 @@ class InspectReport:
     hf_device_map: dict | None = None
     fake: bool = False
     total_bytes: int = 0
+    offloaded: list[str] = field(default_factory=list)  # modules offloaded by the plan (not flagged: by design)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -58,10 +63,15 @@ def _dtype(x: torch.Tensor) -> str:
     return str(x.dtype).removeprefix("torch.")
 
 
-def inspect(model: torch.nn.Module) -> InspectReport:
-    """Read the placement of every parameter and buffer of `model` (nothing is moved or copied)."""
+def inspect(model: torch.nn.Module, folder: str | None = None) -> InspectReport:
+    """Read the placement of every parameter and buffer of `model` (nothing is moved or copied). `folder`: a
+    dispatched model's offload folder, where the hooks may keep the values of what went to the disk."""
     if not isinstance(model, torch.nn.Module):
         raise UserError.of("err.inspect_model")
+    plan = getattr(model, "hf_device_map", None)
+    plan = plan if isinstance(plan, dict) and plan else None
+    homes = placemap.offload_homes(model, folder) if plan is not None else {}
+    tiers: dict[str, set[str]] = defaultdict(set)  # per module: where its tensors' values are (meta: the hook's home)
     first_name: dict[int, str] = {}
     rows: list[ModuleRow] = []
     by_place: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # tensors, elements, bytes
@@ -82,6 +92,8 @@ def inspect(model: torch.nn.Module) -> InspectReport:
                 row.devices.append(dev)
             if dt not in row.dtypes:
                 row.dtypes.append(dt)
+            home = homes.get(full) if x.device.type == "meta" else None
+            tiers[mod_name].add(home.tier if home is not None else dev)
             if is_param:
                 row.params += x.numel()
             else:
@@ -106,13 +118,22 @@ def inspect(model: torch.nn.Module) -> InspectReport:
 
     majority_device = device_bytes.most_common(1)[0][0] if device_bytes else ""
     majority_dtype = dtype_bytes.most_common(1)[0][0] if dtype_bytes else ""
-    flagged = []
+    flagged, offloaded = [], []
     for row in rows:
-        if len(row.devices) > 1:
+        if plan is not None:  # Accelerate's plan says where each module belongs: judged against it, not the majority
+            want = placement.tier_of(plan, row.name)
+            found = tiers[row.name]
+            if want is not None and found == {want}:
+                if "meta" in row.devices:  # on meta, its values kept by a hook in RAM or on the disk: by design
+                    row.offloaded = want
+                    offloaded.append(row.name)
+            else:
+                row.flags.append({"kind": "planned", "device": ", ".join(sorted(found)), "planned": want or "?"})
+        elif len(row.devices) > 1:
             row.flags.append({"kind": "mixed", "devices": ", ".join(row.devices)})
         elif row.devices and row.devices[0] != majority_device:
             row.flags.append({"kind": "device", "device": row.devices[0], "majority": majority_device})
-        floats = [d for d in row.dtypes if d in dtype_bytes]
+        floats = [d for d in row.dtypes if d in dtype_bytes]  # a dtype differing from the rest is a mistake either way
         if floats and majority_dtype and all(d != majority_dtype for d in floats):
             row.flags.append({"kind": "dtype", "dtype": ", ".join(floats), "majority": majority_dtype})
         if row.flags:
@@ -138,5 +159,5 @@ def inspect(model: torch.nn.Module) -> InspectReport:
         majority_device=majority_device, majority_dtype=majority_dtype, flagged=flagged,
         counts=counts, tied=tied,
         hf_device_map={str(k): str(v) for k, v in dmap.items()} if isinstance(dmap, dict) else None,
-        fake=any_fake, total_bytes=sum(device_bytes.values()),
+        fake=any_fake, total_bytes=sum(device_bytes.values()), offloaded=offloaded,
     )

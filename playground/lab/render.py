@@ -182,12 +182,16 @@ def inspect_markdown(report: InspectReport, lang: str = "en", max_rows: int = 30
         out.append(f"\n**⚠ {t('ui.flagged', lang, n=len(report.flagged))}**")
     else:
         out.append(f"\n{t('ui.flagged_none', lang)}")
+    if report.offloaded:
+        out.append(f"\n{t('ui.offloaded', lang, n=len(report.offloaded))}")
     out.append(f"\n#### {t('ui.modules', lang)}\n")
     head = [t(k, lang) for k in ("ui.flag", "ui.module", "ui.device", "ui.dtype", "ui.params", "ui.buffers", "ui.bytes")]
     ordered = [r for r in report.rows if r.flags] + [r for r in report.rows if not r.flags]
     rows = []
     for r in ordered[:max_rows]:
         flag = "⚠ " + "; ".join(flag_text(f, lang) for f in r.flags) if r.flags else ""
+        if r.offloaded:
+            flag = t(f"flag.offloaded_{'disk' if r.offloaded == 'disk' else 'ram'}", lang)
         name = f"**{_cell(r.name or '(root)')}**" if r.flags else _cell(r.name or "(root)")
         tied = f" ({_cell('; '.join(r.shared))})" if r.shared else ""
         rows.append((flag, f"{name} <sub>{_cell(r.kind)}</sub>{tied}", _cell(", ".join(r.devices)),

@@ -362,7 +362,7 @@ def ui_inspect_loaded(lang: str, request: gr.Request = None):
         with POOL.held(session_of(request)) as lm:
             if lm is None:
                 raise UserError.of("err.not_loaded")
-            found = inspect(lm.model)
+            found = inspect(lm.model, lm.offload_folder)
     except UserError as e:
         return refused(e, lang), None
     return render.inspect_markdown(found, lang), found

@@ -122,7 +122,7 @@ def to_step(lm: LoadedModel) -> tuple[dict, Said]:
 
 
 def where_step(lm: LoadedModel) -> tuple[dict, Said]:
-    found = inspect(lm.model)
+    found = inspect(lm.model, lm.offload_folder)
     places = found.summary
     tensors = sum(p["tensors"] for p in places)
     n = {k.removesuffix("()"): v for k, v in found.counts.items()}

@@ -92,3 +92,24 @@ def test_markdown_in_both_languages(model):
 def test_not_a_model_is_a_user_error():
     with pytest.raises(UserError):
         inspect("gpt2")
+
+
+@pytest.mark.slow
+def test_a_model_offloaded_by_its_plan_is_not_mixed_placement(pool, private_checkpoint, monkeypatch, one_thread):
+    """The walk found Inspect flagging Accelerate's deliberate offload as "mixed placement", a warning on every
+    module in RAM (the majority of the bytes sat on `meta`). A dispatched model is judged against its own plan:
+    nothing is flagged, and the modules on `meta` are said to be offloaded to the disk by design."""
+    from playground.core.inputs import check_limits
+    from playground.lab.render import inspect_markdown
+    from playground.load import loader
+
+    monkeypatch.setenv("PLAYGROUND_MODEL_DIRS", str(private_checkpoint.parent))
+    pool.load(*loader.parse(str(private_checkpoint), "auto", "float32"), placement=check_limits("cpu=16MB,disk"))
+    with pool.held() as lm:
+        found = inspect(lm.model, lm.offload_folder)
+    assert found.flagged == []
+    assert found.offloaded and all(n.startswith(("transformer.h.1.", "transformer.h.2.", "transformer.h.3.",
+                                                 "transformer.ln_f")) for n in found.offloaded)
+    text = inspect_markdown(found, "en")
+    assert "Mixed placement" not in text and "offloaded to disk, by design" in text
+    assert "按设计卸载到磁盘" in inspect_markdown(found, "zh")

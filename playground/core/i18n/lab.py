@@ -93,6 +93,17 @@ TEXT: dict[str, W] = {
     "ui.rows_cut": W("{shown} of {total} rows shown.", "显示 {shown} / {total} 行。"),
     "flag.device": W("on {device}, while most of the model is on {majority}", "在 {device} 上，而模型的大部分在 {majority} 上"),
     "flag.dtype": W("in {dtype}, while most of the model is in {majority}", "是 {dtype}，而模型的大部分是 {majority}"),
+    "flag.planned": W("on {device}, where Accelerate's plan (hf_device_map) put it on {planned}",
+                      "在 {device} 上，而 Accelerate 的计划（hf_device_map）把它放在 {planned}"),
+    "flag.offloaded_disk": W("offloaded to disk, by design: on `meta`, its values read from the disk for each "
+                             "forward pass", "按设计卸载到磁盘：在 `meta` 上，每次前向传播时从磁盘读取它的值"),
+    "flag.offloaded_ram": W("offloaded to RAM, by design: on `meta`, its values kept in a CPU state dict and "
+                            "copied in for each forward pass", "按设计卸载到内存：在 `meta` 上，它的值保存在 CPU 状态字典里，"
+                            "每次前向传播时复制过来"),
+    "ui.offloaded": W(
+        "Offloaded by Accelerate's plan: {n} {n?module is|modules are} on `meta` by design, {n?its|their} values "
+        "kept elsewhere by a hook (marked below).",
+        "由 Accelerate 的计划卸载：{n} 个模块按设计位于 `meta`，它们的值由钩子保存在别处（下方已标出）。"),
     "flag.mixed": W("its own tensors are on several devices: {devices}", "它自己的张量分布在多个设备上：{devices}"),
     "inspect.counts_note": W(
         "state_dict() lists every name, so a tied weight appears twice (GPT-2's lm_head.weight and "
