@@ -21,7 +21,7 @@ import torch
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import DEFAULT_PROMPT
 from playground.hw import disk, memory
-from playground.load import placemap, placement
+from playground.load import location, placemap, placement
 from playground.run.offload import OffloadRun, first_difference, measure
 
 TOKENS = 16  # greedy tokens per run: every run counts the same (EOS held back until then)
@@ -101,14 +101,13 @@ class CostReport:
 
 def cost(lm, name: str, n: int = TOKENS, prompt: str = DEFAULT_PROMPT, progress: Progress = _quiet) -> CostReport:
     """The loaded offloaded model `lm` (a loader.LoadedModel), warm and cold, against an all-in-RAM copy."""
-    model, tok, device = lm.model, lm.tokenizer, lm.device
+    model, tok, device, where = lm.model, lm.tokenizer, lm.device, lm.report.location
     ranges = placemap.offloaded_ranges(model, lm.offload_folder)
     files = {f for f, _, _ in ranges}
-    found = placemap.read(model, lm.placed, name, folder=lm.offload_folder)
     dtype = next(model.parameters()).dtype
     notes: list[Said] = []
     progress(0.05, phrase("place.progress.ram"))
-    ram = _ram_run(model.name_or_path, dtype, found, tok, device, prompt, n, notes)
+    ram = _ram_run(model.name_or_path, dtype, where.weights_bytes, tok, device, prompt, n, notes)
     progress(0.4, phrase("place.progress.warm"))
     measure(model, tok, device, prompt, 2)  # warm-up: a fresh model's first passes fault its RAM weights in
     warm = measure(model, tok, device, prompt, n)
@@ -127,8 +126,7 @@ def cost(lm, name: str, n: int = TOKENS, prompt: str = DEFAULT_PROMPT, progress:
     bound = disk_bound(cold, gbps)
     return CostReport(
         model=name, dtype=str(dtype).replace("torch.", ""), limits=str(lm.placed.limits) if lm.placed else None,
-        prompt=prompt, new_tokens=n, offloaded_bytes=found.offloaded_bytes,
-        offloaded_blocks=sum(placement.offloaded(b.actual, found.main_device) for b in found.blocks),
+        prompt=prompt, new_tokens=n, offloaded_bytes=where.offloaded_bytes, offloaded_blocks=where.offloaded_blocks,
         warm=warm, cold=cold, ram=ram, rate=rate.to_dict() if rate else None,
         same_tokens_warm=None if ref is None else diff_w is None, same_tokens_cold=None if ref is None or not cold else diff_c is None,
         first_difference_warm=diff_w, first_difference_cold=diff_c,
@@ -145,10 +143,9 @@ def _ratio(ram: OffloadRun | None, run: OffloadRun | None) -> float | None:
     return ram.tokens_per_second / run.tokens_per_second
 
 
-def _ram_run(folder: str, dtype: torch.dtype, found, tok, device: str, prompt: str, n: int,
+def _ram_run(folder: str, dtype: torch.dtype, total: int, tok, device: str, prompt: str, n: int,
              notes: list[Said]) -> OffloadRun | None:
-    """The same checkpoint all in RAM (loaded, run, freed), or None when it would not fit."""
-    total = sum(b.bytes for b in found.blocks)
+    """The same checkpoint (`total` bytes of weights) all in RAM (loaded, run, freed), or None when it would not fit."""
     if total * 1.2 > memory.available_bytes():
         notes.append(said("place.note.no_ram", need=total))
         return None
@@ -225,7 +222,7 @@ def cliff(folder: str, name: str, dtype: torch.dtype, tokenizer, max_blocks: int
             loaded = time.perf_counter() - started
             ranges = placemap.offloaded_ranges(model, str(offload))
             files = {f for f, _, _ in ranges}
-            off = sum(b.bytes for b in placemap.read(model).blocks if b.actual == "disk")
+            off = location.locate(model, "auto", offload_folder=str(offload)).bytes_on("disk")
             measure(model, tokenizer, "cpu", prompt, 2)
             warm = measure(model, tokenizer, "cpu", prompt, n)
             cold = measure(model, tokenizer, "cpu", prompt, n, cold=True, files=files) if disk.can_evict() else None

@@ -17,7 +17,7 @@ import torch
 from playground.core.i18n import W
 from playground.lab.factcheck.claim import T1, T3, T5, Evidence, claim, listed
 from playground.lab.harness import bundled
-from playground.lab.library_text import generate_device_lines, source_line
+from playground.lab.library_text import generate_device_lines
 from playground.lab.scenarios.checkpoints import save_tagged
 
 
