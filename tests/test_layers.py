@@ -162,6 +162,24 @@ def oversized(mods: dict[str, Module]) -> list[str]:
             if (n := len(m.text.splitlines())) > MAX_LINES]
 
 
+# Where a GPU's API may be called: the hardware layer, and the lab's device target (it builds the fake GPU the
+# mistakes run on). The code strings the lab shows learners are strings, not calls: they are not read here.
+GPU_API_HOMES = (f"{TOP}/hw/", f"{TOP}/lab/target.py")
+
+
+def gpu_api_outside_hw(mods: dict[str, Module]) -> list[str]:
+    """Every `torch.cuda` and `torch.mps` reached in code (not in a string) outside GPU_API_HOMES."""
+    found = []
+    for mod in mods.values():
+        if mod.file.startswith(GPU_API_HOMES):
+            continue
+        for node in ast.walk(mod.tree):
+            if (isinstance(node, ast.Attribute) and node.attr in ("cuda", "mps") and isinstance(node.value, ast.Name)
+                    and node.value.id == "torch"):
+                found.append(f"{mod.file}:{node.lineno}: torch.{node.attr}")
+    return found
+
+
 def private_uses(mods: dict[str, Module]) -> list[str]:
     """Another module's private name, imported (`from top.x import _name`) or reached through any name
     bound to the package (`x._name`, `top.a.x._name` after `import top.a.x`, `L._name` after
@@ -217,6 +235,12 @@ def test_few_of_the_packages_own_modules_imported_inside_functions(tree):
 
 def test_no_module_over_450_lines(tree):
     assert oversized(tree) == []
+
+
+def test_gpu_apis_are_called_only_in_the_hardware_layer(tree):
+    """`torch.cuda` was called in 7 modules outside hw/, though hw/devices.py said it held them all (a Compare row
+    reset the current GPU's peak and read its own device's, so a cuda:1 row counted earlier work)."""
+    assert gpu_api_outside_hw(tree) == []
 
 
 def test_no_module_uses_another_modules_private_names(tree):
@@ -329,6 +353,12 @@ def test_a_cycle_through_a_function_level_import_is_reported():
                       "hw/devices.py": "def f():\n    from playground.core import errors  # deferred (cycle): x y z w\n"})
     assert any("playground.core.errors -> playground.hw.devices" in c for c in cycles(mods))
     assert package_imports_in_functions(mods) == ["playground/hw/devices.py:2"]
+
+
+def test_a_gpu_call_outside_the_hardware_layer_is_reported_and_a_string_is_not():
+    mods = package(**{"run/compare.py": "import torch\ntorch.cuda.reset_peak_memory_stats()\nx = 'torch.cuda.x'\n",
+                      "hw/memory.py": "import torch\ntorch.cuda.reset_peak_memory_stats()\n"})
+    assert gpu_api_outside_hw(mods) == ["playground/run/compare.py:2: torch.cuda"]
 
 
 def test_a_long_module_is_reported():

@@ -249,23 +249,41 @@ def sync(device: str | torch.device | None) -> None:
         torch.mps.synchronize()
 
 
+def cuda_count() -> int:
+    """How many CUDA devices this process can use (0 without a CUDA build, a driver or a visible device)."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+PLACES = ("auto", "disk", "mixed")  # names a placement uses that are not torch devices
+
+
 def kind_of(device: str | torch.device | None) -> str:
-    """A device's kind: "cpu", "cuda", "mps", "meta", "disk" (Accelerate's tier) or "auto" (Accelerate's choice,
-    unresolved). The one place a device's name is parsed: "cuda:1" -> "cuda", torch.device("cpu") -> "cpu"."""
+    """A device's kind: "cpu", "cuda", "mps", "meta", or one of PLACES ("auto": Accelerate's choice, unresolved;
+    "disk": its tier; "mixed": a block over several). The one place a device's name is parsed: "cuda:1" ->
+    "cuda", torch.device("cpu") -> "cpu"."""
     if device is None:
         return "cpu"
     text = str(device)
-    if text in ("auto", "disk"):
+    if text in PLACES:
         return text
     return torch.device(text).type
 
 
 def cuda_index(device: str | torch.device | None) -> int | None:
     """The ordinal of a CUDA device ("cuda" and "cuda:0" -> 0, "cuda:3" -> 3), None for any other device."""
-    if device is None or str(device) in ("auto", "disk"):
+    if device is None or str(device) in PLACES:
         return None
     d = torch.device(str(device))
     return (d.index or 0) if d.type == "cuda" else None
+
+
+def name(device: torch.device | str) -> str:
+    """A device as the ledger and the location name it: "cpu" (RAM), "cuda:N" (the index always written), "mps",
+    "meta"; Accelerate's places ("disk", "mixed") stay as they are."""
+    if str(device) in PLACES:
+        return str(device)
+    d = torch.device(device)
+    return f"cuda:{d.index or 0}" if d.type == "cuda" else d.type
 
 
 def torch_device_of(model: torch.nn.Module) -> torch.device:

@@ -227,6 +227,48 @@ def memory_consistent(nvml_delta: int, reserved_delta: int, allocated_delta: int
     return allocated_delta <= reserved_delta and reserved_delta - slack <= nvml_delta <= reserved_delta + slack
 
 
+# -- one device's allocator, by the device's name (every torch.cuda and torch.mps call of the package is in hw/) --
+def _cuda(device) -> torch.device | None:
+    d = torch.device(str(device)) if str(device) not in ("auto", "disk") else None
+    return d if d is not None and d.type == "cuda" and torch.cuda.is_available() else None
+
+
+def allocated(device) -> int | None:
+    """Bytes PyTorch's caching allocator has handed out on `device` (a CUDA device), None on any other."""
+    d = _cuda(device)
+    return int(torch.cuda.memory_allocated(d)) if d is not None else None
+
+
+def reset_peak(device) -> None:
+    """Start `device`'s peak count afresh (its queued work finished first): `peak_allocated` then reads the most
+    allocated since. The named device's own counter: resetting the current device's would leave a `cuda:1`'s
+    peak holding earlier work. Nothing to do on a device without an allocator peak (the CPU, MPS)."""
+    d = _cuda(device)
+    if d is not None:
+        torch.cuda.synchronize(d)
+        torch.cuda.reset_peak_memory_stats(d)
+
+
+def peak_allocated(device) -> int | None:
+    """The most bytes allocated on `device` since `reset_peak(device)` (a CUDA device), None on any other."""
+    d = _cuda(device)
+    if d is None:
+        return None
+    torch.cuda.synchronize(d)
+    return int(torch.cuda.max_memory_allocated(d))
+
+
+def vram_free(index: int) -> int:
+    """Free bytes on cuda:index as the driver reports them (cudaMemGetInfo)."""
+    free, _total = torch.cuda.mem_get_info(index)
+    return int(free)
+
+
+def mps_free() -> int:
+    """What MPS can still give: its recommended working set less what its driver holds already."""
+    return max(torch.mps.recommended_max_memory() - torch.mps.driver_allocated_memory(), 0)
+
+
 def weights_bytes(model: torch.nn.Module) -> int:
     """sum(numel x element_size) over parameters and buffers, shared tensors once.
 

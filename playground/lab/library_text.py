@@ -152,7 +152,7 @@ def generate_device_lines() -> dict[str, str]:
     the model: where it warns (`warns_when`) and where it moves the forward pass's inputs (`moves_inputs`; ''
     where this version has no such line). Generation's utilities are imported here, when first asked: they
     pull in torch._dynamo (a second and a half of a server's start)."""
-    from transformers.generation import utils as generation
+    from transformers.generation import utils as generation  # deferred (start-up): pulls in torch._dynamo
 
     return {"warns_when": source_line(generation.GenerationMixin.generate, "!= input_ids.device.type"),
             "moves_inputs": source_line(generation.GenerationMixin.prepare_inputs_for_generation,

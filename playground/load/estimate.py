@@ -66,8 +66,7 @@ def ram_budget(resident: int = 0) -> tuple[int, Said]:
 
 def vram_free(index: int) -> int:
     """Free bytes on cuda:index as the driver reports them (cudaMemGetInfo)."""
-    free, _total = torch.cuda.mem_get_info(index)
-    return int(free)
+    return memory.vram_free(index)
 
 
 # -- building on meta ----------------------------------------------------------
@@ -282,12 +281,12 @@ def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int =
         notes.append(said("est.note.mps"))
     gpus = []
     if dev.kind == "cuda":
-        idx = int(dev.id.split(":")[1])
+        idx = devices.cuda_index(dev.id)
         free = vram_free(idx)
         gpus.append(dict(device=dev.id, free_bytes=free, required_bytes=est.required_bytes,
                          fits=est.required_bytes <= free))
-    elif dev.kind == "auto" and torch.cuda.is_available():
-        for i in range(torch.cuda.device_count()):
+    elif dev.kind == "auto":
+        for i in range(devices.cuda_count()):
             gpus.append(dict(device=f"cuda:{i}", free_bytes=vram_free(i), required_bytes=None, fits=None))
     est.vram = gpus
     fits_ram = need_ram <= avail
@@ -334,7 +333,7 @@ def refusal(est: Estimate) -> Said:
     if smaller:
         n, b = min(smaller, key=lambda x: x[1])
         tips.append(said("est.tip.dtype", dtype=n, need=fmt_bytes(need(b))))
-    if torch.cuda.is_available() and est.device != "auto":
+    if devices.cuda_count() and est.device != "auto":
         tips.append(said("est.tip.auto"))
     if not tips:  # no dtype fits: say why none does (the float32 build sets the need whatever the dtype)
         tips.append(said("est.tip.build", build=fmt_bytes(est.build_bytes)) if est.build_bytes > est.available_bytes

@@ -22,7 +22,7 @@ from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
-from playground.hw import devices, ledger
+from playground.hw import census, devices, memory
 from playground.load import estimate
 from playground.load.catalog import ModelConfig
 
@@ -210,25 +210,23 @@ def largest(config, dtype: torch.dtype, weights: int, act: dict, batch: int, fre
 def free_memory(dev: str, loaded=None) -> tuple[int, Said]:
     """What `dev` can still give, the loaded model's own weights there counted back in (fit sizes the model
     as if loaded anew; for the loaded model that leaves its cache and activations against what is free)."""
-    back = 0
-    if loaded is not None:
-        back = sum(t.numel() * t.element_size() for t in ledger.tensors(loaded.model) if _on(t, dev))
+    back = _weights_on(loaded, dev) if loaded is not None else 0
     if dev == "cpu":
         avail, where = estimate.ram_budget()
-    elif dev.startswith("cuda"):
-        avail, where = estimate.vram_free(int(dev.split(":")[1])), said("fit.where.cuda")
+    elif devices.kind_of(dev) == "cuda":
+        avail, where = estimate.vram_free(devices.cuda_index(dev)), said("fit.where.cuda")
     else:
-        avail = max(torch.mps.recommended_max_memory() - torch.mps.driver_allocated_memory(), 0)
+        avail = memory.mps_free()
         where = said("fit.where.mps")
     if back:
         where = said("est.where.frees", where=where, frees=fmt_bytes(back))
     return avail + back, where
 
 
-def _on(t: torch.Tensor, dev: str) -> bool:
-    d = t.device
-    return (d.type == "cpu" and dev == "cpu") or (d.type == "mps" and dev == "mps") or \
-        (d.type == "cuda" and dev == f"cuda:{d.index or 0}")
+def _weights_on(loaded, dev: str) -> int:
+    """The loaded model's weight bytes on `dev` (a ledger device name), from the count made when it loaded."""
+    counted = loaded.counted if loaded.counted is not None else census.census(loaded.model)
+    return counted.by_device.get(dev, 0)
 
 
 def fit(cfg: ModelConfig, dtype: devices.Dtype, context: int, batch: int, loaded=None) -> Fit:
@@ -265,9 +263,9 @@ def check_context(loaded, tokens: int, batch: int = 1) -> None:
     """Refuse, before it starts, a generation whose context would not fit beside the loaded model (the
     same arithmetic as `fit`, on the device the model's inputs go to)."""
     model = loaded.model
-    dev = loaded.device if not loaded.device.startswith("cuda") else f"cuda:{torch.device(loaded.device).index or 0}"
+    dev = devices.name(loaded.device)
     tdtype = next(model.parameters()).dtype
-    weights = sum(t.numel() * t.element_size() for t in ledger.tensors(model) if _on(t, dev))
+    weights = _weights_on(loaded, dev)
     act = activation(model, loaded.device, measure=False)  # measured once asked for ("Will it fit?"), else the config's
     free, _ = free_memory(dev, loaded)
     kv, a, total = need(model.config, tdtype, weights, act, tokens, batch)

@@ -23,7 +23,7 @@ from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import Placement
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
-from playground.hw import devices, ledger, memory
+from playground.hw import census, devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import catalog, checkpoint, estimate, hub, placement as placing, synthetic
 from playground.load.catalog import ModelSource
@@ -110,12 +110,12 @@ class LoadedModel:
     # its tensors counted once when it loaded (where they lie, the checkpoint mappings that hold them): a
     # model in the pool is never moved, so the ranges stay put, and a generation reads their resident pages
     # without reading /proc/self/maps again before its prefill
-    counted: ledger.Census | None = None
+    counted: census.Census | None = None
 
     def mapped_ranges(self) -> list[tuple[int, int]] | None:
         """Where its weights are memory-mapped from the checkpoint (None: the maps could not be read)."""
         if self.counted is None:
-            self.counted = ledger.census(self.model)
+            self.counted = census.census(self.model)
         return self.counted.ranges if self.counted.mapped is not None else None
 
 
@@ -353,7 +353,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
     rec.done(phrase("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
-    counted = ledger.census(model)
+    counted = census.census(model)
     report = _report(plan, model, tokenizer, plan.phases(), code, fields, idle, counted)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=placing.input_device(model), folder=ref, placed=plan.placed,
@@ -361,7 +361,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
 
 
 def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle,
-            counted: ledger.Census) -> LoadReport:
+            counted: census.Census) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
     actual = str(params[0].dtype).replace("torch.", "")

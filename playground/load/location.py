@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from playground.core.units import fmt_bytes
-from playground.hw import ledger
+from playground.hw import census
 from playground.load import placemap, placement
 
 TIER_ORDER = ("cuda", "mps", "cpu", "disk")  # Accelerate fills GPUs first, then the CPU, then the disk
@@ -85,13 +85,13 @@ def _order(name: str) -> tuple[int, int]:
 
 
 def locate(model: torch.nn.Module, asked: str, plan: placement.PlacementPlan | None = None,
-           offload_folder: str | None = None, counted: ledger.Census | None = None) -> ModelLocation:
+           offload_folder: str | None = None, counted: census.Census | None = None) -> ModelLocation:
     """Where `model` lives now (see the module docstring). `counted`: its tensors counted already (the loader's
     census), so that a model placed by `.to()` alone is described without walking them again."""
     limits = plan.limits if plan is not None else None
     if not getattr(model, "hf_device_map", None) and not _hooked(model):
         # placed by from_pretrained and .to(): every weight's values are in its tensor, on its device
-        c = counted if counted is not None else ledger.census(model)
+        c = counted if counted is not None else census.census(model)
         names = placement.block_names(model)
         runs_on = placement.input_device(model)
         tiers = tuple(Tier(dev, n, len(names) if len(c.by_device) == 1 else 0, False)

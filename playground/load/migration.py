@@ -12,14 +12,14 @@ from dataclasses import asdict, dataclass
 import torch
 
 from playground.core.i18n import Said, plain, said
-from playground.hw import ledger
+from playground.hw import census, devices
 
 
 # -- where the bytes live ---------------------------------------------------------
 def file_backed_bytes(model: torch.nn.Module) -> int | None:
     """Bytes of the model's CPU tensors whose storage lies inside a memory-mapped checkpoint (a zero-copy
-    safetensors load), or None where /proc/self/maps is not available (`ledger.census`)."""
-    return ledger.census(model).mapped
+    safetensors load), or None where /proc/self/maps is not available (`census.census`)."""
+    return census.census(model).mapped
 
 
 # -- the loaded model's .to(): measured, predicted, and the tutorials' arithmetic ---------
@@ -54,9 +54,9 @@ def gap(report, model: torch.nn.Module, survey: dict, link_gbps: float | None = 
     tensors `.to()` walked) with the rates of `bandwidth.survey` (and the link's theoretical rate,
     when NVML gives one)."""
     b = report.weights_bytes
-    kind = torch.device(report.device).type if report.device != "auto" else "auto"
+    kind = devices.kind_of(report.device)
     moved = report.migrate_code == "copied"
-    tensors = len(ledger.tensors(model))
+    tensors = len(census.tensors(model))
     tutorial = b / (TUTORIAL_GBPS * 1e9)
     cast = survey["cpu"]["cast"]
     cast_s = b / (cast["gbps"] * 1e9) if report.dtype == "float32" and cast.get("gbps") else None

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from playground.hw import devices, ledger
+from playground.hw import census, devices
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ToWalk:
 
 def walk_to(model: torch.nn.Module, target: str | torch.device | torch.dtype) -> ToWalk:
     """Each tensor's `.to(target)`, one at a time (only one copy is alive at once), under `no_grad`."""
-    tensors = ledger.tensors(model)  # a tied weight is one tensor under two names: Module.to moves it once
+    tensors = census.tensors(model)  # a tied weight is one tensor under two names: Module.to moves it once
     live = [t for t in tensors if t.device.type != "meta"]
     places = {str(t.device) for t in live}
     copied = same = bytes_in = bytes_out = 0

@@ -79,7 +79,7 @@ class PlacementPlan:
 
     def max_memory_arg(self) -> dict:
         """`max_memory` as from_pretrained takes it: GPUs by index, then "mps", "cpu" (bytes)."""
-        return {int(k.split(":")[1]) if k.startswith("cuda:") else k: v for k, v in self.max_memory.items()}
+        return _accelerate_keys(self.max_memory)
 
     def to_dict(self) -> dict:
         d = plain(asdict(self))
@@ -111,7 +111,7 @@ def tier_of(device_map: dict, name: str) -> str | None:
 def _planner():
     """Transformers' port of Accelerate's planner, imported on first use: the module pulls in torch.distributed's
     tensor package and sympy (2.4 s of a server's start here), which no page needs until a placement is asked for."""
-    from transformers.integrations import accelerate as planner
+    from transformers.integrations import accelerate as planner  # deferred (start-up): torch.distributed, sympy
 
     return planner
 
@@ -168,16 +168,15 @@ def _offered(placement: Placement, here: list[DeviceInfo], reclaimable: int) -> 
         limit = placement.limit(device)
         if limit is not None:
             offered[device], by[device] = limit, "limit"
-        elif device.startswith("cuda:"):
-            offered[device], by[device] = estimate.vram_free(int(device.split(":")[1])), "free"
+        elif devices.kind_of(device) == "cuda":
+            offered[device], by[device] = estimate.vram_free(devices.cuda_index(device)), "free"
         else:  # the CPU (and MPS, which shares its RAM)
             offered[device], by[device] = estimate.ram_budget()[0] + reclaimable, "free"
     return offered, by
 
 
 def _order(device: str) -> tuple[int, int]:
-    kind, _, index = device.partition(":")
-    return ({"cuda": 0, "mps": 1, "cpu": 2}.get(kind, 3), int(index or 0))
+    return ({"cuda": 0, "mps": 1, "cpu": 2}.get(devices.kind_of(device), 3), devices.cuda_index(device) or 0)
 
 
 def resolved_dtype(cfg: ModelConfig, dtype: Dtype) -> torch.dtype:
@@ -202,7 +201,7 @@ def plan(cfg: ModelConfig, dtype: Dtype, placement: Placement, here: list[Device
     model = estimate.meta_model(cfg.config, tdtype)
     offered, by = _offered(placement, here, reclaimable)
     listed = blocks_of(model)
-    from accelerate.utils.modeling import get_max_layer_size
+    from accelerate.utils.modeling import get_max_layer_size  # deferred (start-up): as the planner above
 
     planner = _planner()
     sizes, _ = planner.compute_module_sizes(model)
@@ -221,7 +220,7 @@ def plan(cfg: ModelConfig, dtype: Dtype, placement: Placement, here: list[Device
                                            no_placement_params=getattr(model, "_no_placement_params", None))
     blocks = [Block(name, size, tier_of(device_map, name) or "cpu", tied) for name, size, tied in listed]
     tiers = [b.tier for b in blocks]
-    main = next((d for d in offered if d in tiers and d.split(":")[0] in FAST), "cpu")
+    main = next((d for d in offered if d in tiers and devices.kind_of(d) in FAST), "cpu")
     live = {d.id for d in here if d.available}
     return PlacementPlan(
         model=cfg.source.name, dtype=str(tdtype).replace("torch.", ""), limits=str(placement), max_memory=offered,
@@ -231,7 +230,7 @@ def plan(cfg: ModelConfig, dtype: Dtype, placement: Placement, here: list[Device
 
 
 def _accelerate_keys(offered: dict[str, int]) -> dict:
-    return {int(k.split(":")[1]) if k.startswith("cuda:") else k: v for k, v in offered.items()}
+    return {devices.cuda_index(k) if devices.kind_of(k) == "cuda" else k: v for k, v in offered.items()}
 
 
 class _capturing:
@@ -298,9 +297,9 @@ def guard(cfg: ModelConfig, dtype: Dtype, placement: Placement, reclaimable: int
     if need > avail + reclaimable:
         raise RamShort(said("place.err.ram", need=fmt_bytes(need), avail=fmt_bytes(avail + reclaimable), where=where))
     for device, placed in tiers.items():
-        if device.startswith("cuda:") and placed > estimate.vram_free(int(device.split(":")[1])):
-            raise UserError.of("place.err.vram", device=device, need=fmt_bytes(placed),
-                               free=fmt_bytes(estimate.vram_free(int(device.split(":")[1]))))
+        free = estimate.vram_free(devices.cuda_index(device)) if devices.kind_of(device) == "cuda" else None
+        if free is not None and placed > free:
+            raise UserError.of("place.err.vram", device=device, need=fmt_bytes(placed), free=fmt_bytes(free))
     return p
 
 

@@ -99,8 +99,7 @@ def compare(folder: str, name: str, dev: DeviceInfo, dtype: torch.dtype) -> Stra
     paths = []
     for how in (STRAIGHT, THEN_MOVE):
         memory.release_memory()
-        if torch.device(dev.id).type == "cuda":
-            torch.cuda.reset_peak_memory_stats(torch.device(dev.id))
+        memory.reset_peak(dev.id)  # a GPU's allocator peak, counted afresh (nothing to do on the CPU)
         with Sampler(hz=100, gpus=False) as s:
             s.mark("load")
             devices.sync(dev.id)
@@ -123,7 +122,7 @@ def compare(folder: str, name: str, dev: DeviceInfo, dtype: torch.dtype) -> Stra
             devices.sync(dev.id)
             moved = time.perf_counter() - t1 if how == THEN_MOVE else 0.0
         peaks = s.peaks()
-        vram = torch.cuda.max_memory_allocated(torch.device(dev.id)) if torch.device(dev.id).type == "cuda" else None
+        vram = memory.peak_allocated(dev.id)
         paths.append(LoadPath(how, code, loaded, moved, peaks[0].rss_start, max(p.rss_peak for p in peaks),
                               peaks[-1].rss_end, sum(p.samples for p in peaks), vram, migration.file_backed_bytes(model),
                               str(next(model.parameters()).device), devices.dtype_name(next(model.parameters()).dtype)))

@@ -13,7 +13,7 @@ from transformers import DynamicCache
 
 from playground.core.i18n import said
 from playground.core.units import fmt_bytes
-from playground.hw import ledger, memory
+from playground.hw import census, devices, ledger, memory
 from playground.hw.ledger import Part, Peak
 from playground.load import fit
 from playground.load.loader import LoadedModel
@@ -49,7 +49,7 @@ class Meter:
         """Read where memory stands, before the engine's clock starts: the mapped weights' resident pages
         (paged in during the prefill, they are not activations) and the peak counter's start."""
         if self.lm.report.file_backed_bytes:
-            self.mapped_before = ledger.resident_in(self.lm.mapped_ranges())
+            self.mapped_before = census.resident_in(self.lm.mapped_ranges())
         self.peak.start()
 
     def first_token(self) -> None:
@@ -61,7 +61,7 @@ class Meter:
         r = self.lm.report
         model = self.lm.model
         dtype = next(model.parameters()).dtype
-        dev = ledger.device_name(self.lm.device)
+        dev = devices.name(self.lm.device)
         tokens = max(prompt_tokens + new_tokens - 1, 0)  # the last token chosen is never fed back
         extra: list[Part] = []
         kv = None
@@ -90,7 +90,7 @@ class Meter:
         prompt_kv = kv * prompt_tokens // tokens if kv and tokens else 0
         paged = 0
         if self.mapped_before is not None:
-            now = ledger.resident_in(self.lm.mapped_ranges())
+            now = census.resident_in(self.lm.mapped_ranges())
             paged = max((now or 0) - self.mapped_before, 0)
         note = said("ledger.note.activations", rise=fmt_bytes(self.rise), kv=fmt_bytes(prompt_kv), paged=fmt_bytes(paged))
         return ledger.part("activations", dev, max(self.rise - prompt_kv - paged, 0), self.peak.counter, scope="peak",

@@ -195,9 +195,10 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
     # torch work in threads that end with it; this one only waits (see playground.core.threads)
     # refuse before allocating: the budget covers the pool's models too
     plan = threads.run(loader.prepare, src, dev, dtype, resident=resident, name="check")
-    bw = threads.run(bandwidth.read_bandwidth, dev.id, name="bandwidth")
-    if torch.cuda.is_available():
-        torch.cuda.reset_peak_memory_stats()
+    # the pair's own GPU counted afresh (where `auto` puts the first layers when the pair asks for it: a GPU's
+    # peak is per device, and auto's layers start on the first one)
+    counted_on = dev.id if dev.kind != "auto" else ("cuda:0" if devices.cuda_count() else "cpu")
+    memory.reset_peak(counted_on)
     steps = warmup + runs
     timed: list[generation.GenerationStats] = []
     with sampler.Sampler(hz=15) as s:
@@ -205,6 +206,7 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
         lm = threads.run(loader.load, plan, lambda f, d: progress(0.4 * f, d), name="load")
         try:
             rep = lm.report
+            where = rep.location.runs_on
             row.load_s, row.migrate_s = rep.load_seconds, rep.migrate_seconds
             row.weights_bytes, row.label = rep.weights_bytes, rep.label
             row.file_backed_bytes = rep.file_backed_bytes
@@ -245,8 +247,10 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
     row.rss_start = s.samples[0].rss
     row.peak_rss = max(x.rss for x in s.samples)
     row.peak_rss_growth = row.peak_rss - row.rss_start
-    if row.device.startswith("cuda") and torch.cuda.is_available():
-        row.peak_vram = torch.cuda.max_memory_allocated(torch.device(row.device))
+    row.peak_vram = memory.peak_allocated(counted_on)
+    # the decode bound's rate for the memory the weights are read from: where the model's forward pass runs
+    # (what `auto` became), measured once per process and outside the pair's timeline
+    bw = threads.run(bandwidth.read_bandwidth, where, name="bandwidth")
     row.bandwidth_gbps = bw.gbps
     if row.weights_bytes:
         row.bound_tokens_per_s = bw.gbps * 1e9 / row.weights_bytes

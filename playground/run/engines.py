@@ -10,7 +10,6 @@ See docs/generation.md.
 from __future__ import annotations
 
 import itertools
-import queue
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -24,8 +23,8 @@ from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.core.units import fmt_bytes
 from playground.hw import bandwidth, devices, memory
-from playground.run import compiled, decode, generation
-from playground.run.generation import TokenStreamer
+from playground.run import compiled, decode, generation, offload
+from playground.run.generation import generate_ids
 
 PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
 Progress = Callable[[float, str], None]
@@ -74,31 +73,6 @@ class EnginesReport:
 
     def to_dict(self) -> dict:
         return plain(asdict(self))
-
-
-def generate_ids(model, tokenizer, device: str, prompt: str, n: int,
-                 exact: bool = False) -> tuple[list[int], list[float], int]:
-    """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
-    since the call, prompt tokens). The streamer stamps each token as generate() hands it over. `exact`:
-    EOS held back until `n` tokens, so that every run counts the same."""
-    enc = tokenizer(prompt, return_tensors="pt").to(device)
-    streamer = TokenStreamer()
-    devices.sync(device)  # the inputs' copy to a GPU is not the generation's
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        model.generate(**enc, max_new_tokens=n, min_new_tokens=n if exact else None, do_sample=False,
-                       temperature=None, top_p=None, top_k=None,
-                       pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
-    ids, stamps = [], []
-    while True:
-        try:
-            item = streamer.queue.get_nowait()
-        except queue.Empty:
-            break
-        if isinstance(item, tuple):
-            ids.append(item[0])
-            stamps.append(item[1] - t0)
-    return ids, stamps, int(enc["input_ids"].shape[-1])
 
 
 def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
@@ -221,9 +195,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
                                            rows[-1].first_difference, name="engine")
     hooks = None
     if location is not None and location.offloaded:
-        # the hooks' copies, counted and timed per token on the same prompt (offload uses this module's generate_ids)
-        from playground.run import offload
-
+        # the hooks' copies, counted and timed per token on the same prompt
         hooks = threads.run(offload.measure, model, tokenizer, device, prompt, min(max_new_tokens, 16), name="engine")
     report = EnginesReport(
         model=name, device=device, dtype=str(next(model.parameters()).dtype).removeprefix("torch."),

@@ -2,7 +2,7 @@
 calls the model.
 
 `forward_vs_generate(model, tokenizer, device, prompt, n)` times one `model(input_ids)` (logits for every
-prompt position, no text) and `n` greedy tokens of `generate()` (the Speed tab's `engines.generate_ids`),
+prompt position, no text) and `n` greedy tokens of `generate()` (`generation.generate_ids`, as the Speed tab's engines run it),
 counting the model's forward calls with a hook removed afterwards, and says whether generate()'s first
 token is the forward pass's highest-scoring next token.
 """
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from playground.hw import devices
-from playground.run import engines
+from playground.run import generation
 
 
 @dataclass
@@ -49,7 +49,7 @@ def forward_vs_generate(model, tokenizer, device: str, prompt: str, n: int) -> F
 
     hook = model.register_forward_hook(count)  # removed below: the pool's model is shared
     try:
-        ids, stamps, n_prompt = engines.generate_ids(model, tokenizer, device, prompt, n)
+        ids, stamps, n_prompt = generation.generate_ids(model, tokenizer, device, prompt, n)
     finally:
         hook.remove()
     return ForwardReport(n_prompt, list(logits.shape), forward_s, choice, len(ids), stamps[-1] if stamps else 0.0,

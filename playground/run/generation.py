@@ -19,6 +19,7 @@ from transformers import StoppingCriteria, StoppingCriteriaList
 from transformers.generation.streamers import BaseStreamer
 
 from playground.core.errors import UserError
+from playground.hw import devices
 from playground.core.inputs import GenerationParams
 from playground.load.estimate import context_length
 
@@ -270,3 +271,28 @@ def stream(
         raise error[0]
     stats.finish_reason = finish_reason(ids, eos, params.max_new_tokens, stopped_early)
     yield tokenizer.decode(ids, skip_special_tokens=True), stats
+
+
+def generate_ids(model, tokenizer, device: str, prompt: str, n: int,
+                 exact: bool = False) -> tuple[list[int], list[float], int]:
+    """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
+    since the call, prompt tokens). The streamer stamps each token as generate() hands it over. `exact`:
+    EOS held back until `n` tokens, so that every run counts the same."""
+    enc = tokenizer(prompt, return_tensors="pt").to(device)
+    streamer = TokenStreamer()
+    devices.sync(device)  # the inputs' copy to a GPU is not the generation's
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        model.generate(**enc, max_new_tokens=n, min_new_tokens=n if exact else None, do_sample=False,
+                       temperature=None, top_p=None, top_k=None,
+                       pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
+    ids, stamps = [], []
+    while True:
+        try:
+            item = streamer.queue.get_nowait()
+        except queue.Empty:
+            break
+        if isinstance(item, tuple):
+            ids.append(item[0])
+            stamps.append(item[1] - t0)
+    return ids, stamps, int(enc["input_ids"].shape[-1])

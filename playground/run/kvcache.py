@@ -69,12 +69,11 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
     enc = tokenizer(prompt, return_tensors="pt").to(device)
     common = dict(do_sample=False, pad_token_id=model.generation_config.pad_token_id,
                   temperature=None, top_p=None, top_k=None)
-    on_gpu = torch.device(device).type == "cuda"
     with torch.inference_mode():
         model.generate(**enc, max_new_tokens=4, min_new_tokens=4, **common)  # warm-up
     memory.release_memory()
     rss0 = memory.rss_bytes()
-    vram0 = torch.cuda.memory_allocated(torch.device(device)) if on_gpu else None
+    vram0 = memory.allocated(device)  # None off a CUDA device
     t0 = time.perf_counter()
     with torch.inference_mode():
         out = model.generate(**enc, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
@@ -85,7 +84,7 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
     out = None
     memory.release_memory()
     rss1 = memory.rss_bytes()
-    vram1 = torch.cuda.memory_allocated(torch.device(device)) if on_gpu else None
+    vram1 = memory.allocated(device)
     tensor_bytes, tokens = cache_bytes(cache)
     del cache
     memory.release_memory()
@@ -96,7 +95,7 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
     return KvMeasurement(
         new_tokens=new_tokens, tokens_in_cache=tokens, kv_bytes_per_token=per_token, estimate_bytes=est,
         cache_tensor_bytes=tensor_bytes, rss_growth_held=rss1 - rss0, rss_released=rss1 - rss2,
-        vram_growth_held=(vram1 - vram0) if on_gpu else None,
+        vram_growth_held=(vram1 - vram0) if vram0 is not None else None,
         tensor_error=tensor_bytes / est - 1, rss_error=(rss1 - rss0) / est - 1,
         released_error=(rss1 - rss2) / est - 1, seconds=seconds,
     )

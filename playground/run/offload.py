@@ -13,12 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-import torch
 from accelerate.hooks import AlignDevicesHook
 from accelerate.utils import named_module_tensors
 
 from playground.hw import devices, disk
-from playground.run import engines
+from playground.run import generation
 
 
 @dataclass
@@ -72,7 +71,7 @@ class Meter:
         names = [n.rpartition(".") for n, _ in named_module_tensors(
             module, include_buffers=hook.offload_buffers, recurse=hook.place_submodules, remove_non_persistent=True)]
         device = str(hook.execution_device) if hook.execution_device is not None else "cpu"
-        sync = device if torch.device(device).type != "cpu" else None
+        sync = device if devices.kind_of(device) != "cpu" else None
         pre, post, now = hook.pre_forward, hook.post_forward, self.now
 
         def pre_forward(mod, *args, **kwargs):
@@ -128,7 +127,7 @@ class OffloadRun:
 def generate(model, tokenizer, device: str, prompt: str, n: int) -> tuple[list[int], list[float], int]:
     """Exactly `n` greedy tokens (EOS held back until then, so that every run counts the same), each stamped
     as generate() hands it over: (ids, seconds since the call, prompt tokens)."""
-    return engines.generate_ids(model, tokenizer, device, prompt, n, exact=True)
+    return generation.generate_ids(model, tokenizer, device, prompt, n, exact=True)
 
 
 def measure(model, tokenizer, device: str, prompt: str, n: int, cold: bool = False,

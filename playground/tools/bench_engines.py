@@ -18,7 +18,7 @@ from playground.core import threads
 from playground.hw import bandwidth, memory
 from playground.load import loader, synthetic
 from playground.core.inputs import GenerationParams
-from playground.run import compiled, decode, engines
+from playground.run import compiled, decode, engines, generation
 from playground.run.pool import POOL
 
 MODELS = ("shakespeare-gpt2", "synthetic/gpt2-small")
@@ -29,7 +29,7 @@ TARGETS = {
 
 
 def _generate(lm, n: int) -> tuple[list[int], float | None]:
-    ids, stamps, _ = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n,
+    ids, stamps, _ = threads.run(generation.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, n,
                                  name="bench-generate")
     return ids, (len(ids) - 1) / (stamps[-1] - stamps[0]) if len(ids) > 1 else None
 

@@ -23,6 +23,7 @@ import psutil
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import inputs
+from playground.core.paths import REPO
 from playground.hw import memory
 from playground.hw.devices import TORCH_DTYPES, sync
 from playground.load import loader
@@ -115,13 +116,11 @@ PLAIN_SCRIPT = r"""
 import json, statistics, sys, time
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
+from playground.hw.devices import sync as wait_for  # waits for a GPU's queued work; nothing to wait for on a CPU
 path, device, dtype, prompt, n, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
 
 def sync():
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    elif device == "mps":
-        torch.mps.synchronize()
+    wait_for(device)
 
 tok = AutoTokenizer.from_pretrained(path)
 model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
@@ -147,7 +146,7 @@ def plain_script(path: str, device: str, dtype: str, prompt: str, n: int, runs: 
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", TQDM_DISABLE="1")
     try:
         proc = subprocess.run([sys.executable, "-c", PLAIN_SCRIPT, path, device, dtype, prompt, str(n), str(runs)],
-                              capture_output=True, text=True, timeout=600, env=env)
+                              capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError) as e:
         return dict(error=f"{type(e).__name__}: {e}"[:300], tokens_per_second=None, ttft_seconds=None)

@@ -94,7 +94,7 @@ class Collector:
 
 def machine() -> dict:
     return dict(cpu=devices.cpu_name(), cores=os.cpu_count(), torch_threads=torch.get_num_threads(),
-                cuda_build=torch.version.cuda, cuda_devices=torch.cuda.device_count() if torch.cuda.is_available() else 0,
+                cuda_build=torch.version.cuda, cuda_devices=devices.cuda_count(),
                 versions=report.versions())
 
 

@@ -29,7 +29,7 @@ from playground.lab import scenarios
 from playground.lab.inspect import inspect
 from playground.load import loader, moves
 from playground.load.loader import LoadedModel
-from playground.run import decode, engines, forward
+from playground.run import decode, engines, forward, generation
 from playground.run.pool import POOL
 from playground.web import handlers_placement as placing, lab_runs
 
@@ -207,7 +207,7 @@ def speed_step(lm: LoadedModel) -> tuple[dict, Said]:
     read = threads.run(bandwidth.read_bandwidth, lm.device, name="lesson")
     weights = lm.report.weights_bytes
     bound = read.gbps * 1e9 / weights
-    ids, stamps, _ = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS,
+    ids, stamps, _ = threads.run(generation.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS,
                                  name="lesson")
     row = engines.make_row("generate", ids, stamps, None, bound)
     tps = row.tokens_per_second or 0.0

@@ -15,6 +15,7 @@ import pandas as pd
 from playground.core.i18n import in_lang, t
 from playground.core.markdown import table
 from playground.core.units import fmt_bytes
+from playground.hw import devices
 from playground.run.render import waited
 
 COLOURS = {"cuda": "#2e7d32", "mps": "#00897b", "cpu": "#1565c0", "disk": "#ef6c00", "meta": "#c62828",
@@ -22,7 +23,7 @@ COLOURS = {"cuda": "#2e7d32", "mps": "#00897b", "cpu": "#1565c0", "disk": "#ef6c
 
 
 def _colour(tier: str | None) -> str:
-    return COLOURS.get((tier or "").split(":")[0], "#9e9e9e")
+    return COLOURS.get(devices.kind_of(tier) if tier else "", "#9e9e9e")
 
 
 def short(name: str) -> str:
@@ -64,7 +65,7 @@ def strip_html(blocks: list[dict], key: str, label: str, hops: set[str] | None =
 
 
 def legend_html(tiers: list[str], lang: str) -> str:
-    seen = list(dict.fromkeys(x.split(":")[0] for x in tiers if x))
+    seen = list(dict.fromkeys(devices.kind_of(x) for x in tiers if x))
     items = "".join(f"<span style='display:inline-block;width:12px;height:12px;background:{_colour(k)};"
                     f"margin:0 4px 0 12px;vertical-align:middle'></span>{t('place.tier.' + k, lang)}" for k in seen)
     return f"<div style='font-size:12px;margin-top:6px'>{items}</div>"

@@ -11,7 +11,7 @@ import torch
 
 from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_NAME
-from playground.hw import ledger, memory
+from playground.hw import census, devices, ledger, memory
 from playground.hw.ledger import COUNTERS, PARTS, GpuCounters
 from playground.load import loader
 from playground.run.pool import ModelPool
@@ -143,7 +143,7 @@ def test_the_ledger_on_each_device(device, pool, figures):
     r = pool.load(*loader.parse(BUNDLED_NAME, device, "float32"))
     parts = r.to_dict()["ledger"]
     check_counters(parts)
-    where = ledger.device_name(device)
+    where = devices.name(device)
     weights = by_part(parts, where)["weights"]
     assert abs(weights["error_pct"]) < 1
     if where.startswith("cuda"):
@@ -173,13 +173,13 @@ def test_a_models_mapped_weights_are_its_own_mappings_only():
     with torch.inference_mode():  # fault every weight page in, in both mappings
         a.model(ids), b.model(ids)
     weights = sum(p.numel() * p.element_size() for p in a.model.parameters())
-    mine, _libraries, others = ledger.resident_files(a.folder, a.model)
+    mine, _libraries, others = census.resident_files(a.folder, a.model)
     assert weights * 0.9 <= mine <= weights + (1 << 20), (mine, weights)
     assert others >= weights * 0.9, others  # b's mapping (and any other checkpoint this process maps)
     parts = by_part(ledger.as_dicts(ledger.assemble(a.model, runtime_anon=None, weights_estimate=None,
                                                     folder=a.folder)))
     assert parts["weights_mapped"]["bytes"] == mine and parts["others_mapped"]["bytes"] == others
-    assert ledger.resident_files(a.folder)[0] >= 2 * weights * 0.9  # unfiltered: both mappings, the old reading
+    assert census.resident_files(a.folder)[0] >= 2 * weights * 0.9  # unfiltered: both mappings, the old reading
 
 
 def test_resident_pages_read_from_pagemap_are_what_smaps_says():
@@ -194,12 +194,12 @@ def test_resident_pages_read_from_pagemap_are_what_smaps_says():
     with torch.inference_mode():
         a.model(torch.tensor([[1, 2, 3]]))  # a's pages in; b's mapping stays as cold as it is
     root = os.path.realpath(a.folder) + os.sep
-    ptrs = sorted(t.data_ptr() for t in ledger.tensors(a.model))
-    fast, slow = ledger.resident_files(a.folder, a.model), ledger._resident_files_smaps(root, ptrs)
+    ptrs = sorted(t.data_ptr() for t in census.tensors(a.model))
+    fast, slow = census.resident_files(a.folder, a.model), census._resident_files_smaps(root, ptrs)
     assert fast[0] == slow[0] and fast[2] == slow[2], (fast, slow)
     assert fast[0] > 0
     # the ranges a model keeps for its generations give the same figure again
-    assert ledger.resident_in(a.mapped_ranges()) == fast[0]
+    assert census.resident_in(a.mapped_ranges()) == fast[0]
     del b
 
 

@@ -97,3 +97,20 @@ def test_a_missing_gpu_is_explained_in_both_languages(monkeypatch):
     gpus, reason = memory.gpu_readings()
     assert gpus == [] and reason.key in ("vram.no_cuda_build", "vram.no_device")
     assert reason.text("en") and reason.text("zh") != reason.text("en")
+
+
+def test_a_peak_is_reset_and_read_on_the_device_named(monkeypatch):
+    """Compare reset the current GPU's peak (`torch.cuda.reset_peak_memory_stats()`, no device) and read the row's:
+    a cuda:1 row's peak held earlier work on it. The allocator's peak is reset and read on the device named; the
+    CUDA runtime is simulated here (recorded calls), its behaviour is data."""
+    calls = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda d=None: calls.append(("sync", str(d))))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda d=None: calls.append(("reset", str(d))))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda d=None: calls.append(("peak", str(d))) or 123)
+    memory.reset_peak("cuda:1")
+    assert memory.peak_allocated("cuda:1") == 123
+    assert calls == [("sync", "cuda:1"), ("reset", "cuda:1"), ("sync", "cuda:1"), ("peak", "cuda:1")]
+    calls.clear()
+    memory.reset_peak("cpu")
+    assert memory.peak_allocated("cpu") is None and calls == []  # no allocator peak on the CPU: nothing asked

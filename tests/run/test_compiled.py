@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from playground.core import threads
-from playground.run import compiled, engines
+from playground.run import compiled, engines, generation
 
 
 def test_cache_lengths_come_in_powers_of_two_within_the_context():
@@ -36,7 +36,7 @@ def two_runs(bundled):
     """Two compiled runs of 48 tokens: the first compiles (once in the session), the second reuses it."""
     first = threads.run(compiled.run, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
     second = threads.run(compiled.run, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
-    ref, _, _ = threads.run(engines.generate_ids, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
+    ref, _, _ = threads.run(generation.generate_ids, bundled.model, bundled.tokenizer, "cpu", engines.PROMPT, 48)
     yield first, second, ref
     compiled.forget()
 

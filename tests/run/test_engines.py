@@ -75,7 +75,7 @@ def test_where_the_cache_less_loop_parts_from_generate_the_parting_says_why(one_
     gaps = {}
     for dtype in ("float32", "bfloat16"):
         lm = loader.load(loader.prepare(*loader.parse(BUNDLED_NAME, "cpu", dtype)))
-        ref, _, _ = engines.generate_ids(lm.model, lm.tokenizer, "cpu", engines.PROMPT, TOKENS)
+        ref, _, _ = generation.generate_ids(lm.model, lm.tokenizer, "cpu", engines.PROMPT, TOKENS)
         greedy = GenerationParams(max_new_tokens=TOKENS, temperature=0.0, top_p=1.0, seed=0)
         _, st = decode.run(lm.model, lm.tokenizer, "cpu", engines.PROMPT, greedy, use_cache=False)
         row = engines.make_row("manual-nocache", st.token_ids, [0.0] * len(st.token_ids), ref, 1.0)

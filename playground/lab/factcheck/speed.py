@@ -105,13 +105,18 @@ def float16_half_size() -> Evidence:
            "torch.cuda.synchronize()（存在：{real}）；torch.backends.cuda 放的是设置"
            "（矩阵乘法精度、注意力内核），不是操作。教程的 DeviceDebugger 在第一行就会失败。"))
 def backends_synchronize() -> Evidence:
+    # the tutorial's line, and the real function's name, run as the learner would type them
     try:
-        torch.backends.cuda.synchronize()
+        exec(TUTORIAL_SYNC, {"torch": torch})
         raised = "(no error)"
     except AttributeError as e:
         raised = f"AttributeError: {e}"
-    real = callable(getattr(torch.cuda, "synchronize", None))
+    real = eval(REAL_SYNC, {"torch": torch})
     return Evidence("false" if raised.startswith("AttributeError") else "true", dict(raised=raised, real=real))
+
+
+TUTORIAL_SYNC = "torch.backends.cuda.synchronize()"  # what the tutorial's DeviceDebugger calls
+REAL_SYNC = "callable(getattr(torch.cuda, 'synchronize', None))"  # where the function really is
 
 
 @claim("gpu-10-100x-faster", f"{T1}，总结 / 关键要点", where="panel:cmp-table",

@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 
 from playground.core.i18n import W, said
+from playground.hw import devices
 from playground.lab.capture import attempt
 from playground.lab.harness import Lab, load_checkpoint, run_fix, scenario
 from playground.lab.outcome import Outcome
@@ -117,7 +118,7 @@ def cuda_checkpoint(lab: Lab, r: BreakResult) -> None:
     state = lab.cpu_model().state_dict()
     # cuda:0 without a GPU; on a GPU host, where a cuda:0 checkpoint loads fine, one past the last GPU
     # reproduces the same failure (as the script's own `gpu` line does)
-    location = f"cuda:{torch.cuda.device_count()}"
+    location = f"cuda:{devices.cuda_count()}"
     with tempfile.TemporaryDirectory(prefix="breakit-ckpt-") as folder:
         path = str(Path(folder) / "model.pt")
         save_tagged(state, path, location)

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from playground.core.i18n import W
+from playground.hw import devices
 from playground.lab.capture import attempt
 from playground.lab.harness import Lab, attempt_script, mark, row, run_fix, scenario
 from playground.lab.outcome import Outcome
@@ -106,7 +107,7 @@ def optimizer_before_to(lab: Lab, r: BreakResult) -> None:
 
 GPU_TRAINING_CHECKPOINT = """
 import tempfile
-gpu = f"cuda:{torch.cuda.device_count()}"   # cuda:0 on this machine; a GPU that is not there, on a GPU host
+gpu = f"cuda:{devices.cuda_count()}"   # cuda:0 on this machine; a GPU that is not there, on a GPU host
 # A checkpoint of a training run as a GPU machine writes it (torch.serialization lets this machine record that).
 torch.serialization.register_package(0, lambda storage: gpu, lambda storage, location: None)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -162,7 +163,7 @@ def optimizer_state_from_gpu(lab: Lab, r: BreakResult) -> None:
     model = lab.copy().train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     _one_step(model, optimizer, input_ids, labels)
-    gpu = f"cuda:{torch.cuda.device_count()}"
+    gpu = f"cuda:{devices.cuda_count()}"
     with tempfile.TemporaryDirectory(prefix="breakit-resume-") as folder:
         ckpt = str(Path(folder) / "checkpoint.pt")
         save_tagged({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, ckpt, gpu)
