@@ -28,7 +28,7 @@ from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import checkpoint
+from playground.load import checkpoint, kv
 from playground.load.catalog import ModelConfig
 
 MARGIN = 0.20  # Accelerate's documented inference overhead: "up to about 20% more than the weights"
@@ -127,22 +127,6 @@ def sizes(model) -> tuple[int, int, list[str]]:
     return int(total), int(largest), list(names)
 
 
-def kv_shape(config) -> dict:
-    """Layers, key/value heads and head size that set the KV cache's size."""
-    cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
-    layers = cfg.num_hidden_layers
-    heads = cfg.num_attention_heads
-    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
-    return dict(layers=int(layers), kv_heads=int(kv_heads), head_dim=int(head_dim), attention_heads=int(heads))
-
-
-def kv_bytes_per_token(config, dtype: torch.dtype) -> int:
-    """2 (key and value) x layers x kv_heads x head_dim x bytes per element."""
-    s = kv_shape(config)
-    return 2 * s["layers"] * s["kv_heads"] * s["head_dim"] * torch.empty((), dtype=dtype).element_size()
-
-
 def context_length(config) -> int | None:
     """The most tokens the model attends over, from its config (GPT-2 names it `n_positions`), or None.
     The one reading of it: the estimate, the load report, the context check before a generation."""
@@ -233,8 +217,8 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
     if cfg.source.kind == "synthetic" and not cfg.built and "float32" not in by_dtype:
         by_dtype["float32"] = meta_facts(cfg.config, torch.float32).total  # ensure() builds in float32
     tdtype = devices.TORCH_DTYPES[resolved]
-    kv = kv_bytes_per_token(cfg.config, tdtype)
-    ks = kv_shape(cfg.config)
+    per = kv.per_token(cfg.config, tdtype)
+    ks = kv.shape(cfg.config)
     ctx = context_length(cfg.config)
     est = Estimate(
         model=cfg.source.name, source=cfg.source.kind, device=dev.id, dtype=resolved,
@@ -242,10 +226,10 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
         architecture=main.architecture, param_count=main.param_count,
         weights_bytes=main.total, weights_bytes_by_dtype=by_dtype,
         largest_layer_bytes=main.largest, largest_layer_names=list(main.names),
-        kv_bytes_per_token=kv,
+        kv_bytes_per_token=per,
         kv_formula=said("est.kv_formula", layers=ks["layers"], kv_heads=ks["kv_heads"], head_dim=ks["head_dim"],
-                        bytes=torch.empty((), dtype=tdtype).element_size(), total=kv),
-        context_length=ctx, kv_bytes_full_context=kv * ctx if ctx else None,
+                        bytes=torch.empty((), dtype=tdtype).element_size(), total=per),
+        context_length=ctx, kv_bytes_full_context=kv.size(cfg.config, tdtype, ctx) if ctx else None,
         tied_lm_head=main.tied, checkpoint=stored, margin=MARGIN,
         required_bytes=int(main.total * (1 + MARGIN)), available_bytes=0, available_source=None,
     )

@@ -1,8 +1,7 @@
 """Will it fit, at this context? Weights + KV cache + activation peak against each device's free memory.
 
-`kv_bytes(config, dtype, tokens, batch)` sizes the KV cache layer by layer as Transformers' DynamicCache
-keeps it (GQA: key/value heads, not attention heads; a sliding-window layer keeps its last window - 1
-tokens; a layer that reuses another's cache keeps none). `activation(model, ...)` measures the prefill's
+The KV cache is sized by `load/kv.py` (layer by layer, as Transformers' DynamicCache keeps it: GQA, sliding
+windows). `activation(model, ...)` measures the prefill's
 peak above the weights and cache on two short prompts (the rise per token, and what does not grow), once
 per loaded model; a model not loaded gets the config's arithmetic instead, and says so. `fit(...)`
 gives, per device, the need at a context and batch and the largest context that fits.
@@ -16,50 +15,16 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.utils._pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
-from transformers.cache_utils import get_layer_types_and_kwargs
 
 from playground.core import threads
 from playground.core.errors import UserError
 from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
 from playground.hw import census, devices, memory
-from playground.load import estimate
+from playground.load import estimate, kv
 from playground.load.catalog import ModelConfig
 
 MEASURE_TOKENS = (16, 128)  # the two short prompts the activation peak is measured on (at most half the context)
-
-
-def _layers(config) -> list[int | None]:
-    """Per layer: the tokens it keeps at most (its sliding window - 1), None for all, 0 for none."""
-    cfg = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
-    try:
-        types, kwargs = get_layer_types_and_kwargs(cfg)
-    except (AttributeError, TypeError):  # a config without per-layer structure: every layer keeps every token
-        return [None] * estimate.kv_shape(config)["layers"]
-    out: list[int | None] = []
-    for kind, kw in zip(types, kwargs):
-        if kind == "dummy":
-            out.append(0)
-        elif kw.get("sliding_window"):
-            out.append(max(int(kw["sliding_window"]) - 1, 0))  # DynamicSlidingWindowLayer keeps window - 1
-        else:
-            out.append(None)
-    return out
-
-
-def kv_bytes(config, dtype: torch.dtype, tokens: int, batch: int = 1) -> int:
-    """The KV cache's bytes once `tokens` tokens are in it: per layer 2 (key and value) x batch x kv_heads x
-    head_dim x element size x the tokens that layer keeps."""
-    s = estimate.kv_shape(config)
-    per = 2 * batch * s["kv_heads"] * s["head_dim"] * torch.empty((), dtype=dtype).element_size()
-    return sum(per * (tokens if keep is None else min(tokens, keep)) for keep in _layers(config))
-
-
-def sliding(config) -> dict | None:
-    """{"layers": how many slide, "of": layers, "window": the largest window} when any layer slides."""
-    keeps = _layers(config)
-    slides = [k for k in keeps if k]
-    return dict(layers=len(slides), of=len(keeps), window=max(slides) + 1) if slides else None
 
 
 # -- the activation peak ---------------------------------------------------------------
@@ -133,7 +98,7 @@ def _measure(model: torch.nn.Module, device: str) -> dict:
         with torch.inference_mode(), LiveTensors() as live:
             out = model(input_ids=ids, use_cache=True, logits_to_keep=1)  # as generate() runs a prefill
             del out
-        rise[n] = max(live.peak - kv_bytes(model.config, first.dtype, n), 0)  # the cache made is not activation
+        rise[n] = max(live.peak - kv.size(model.config, first.dtype, n), 0)  # the cache made is not activation
     per = max((rise[long] - rise[short]) / (long - short), 0.0)
     return dict(measured=True, per_token=per, fixed=max(rise[short] - per * short, 0.0), counter="live_tensors",
                 reason=None, tokens=[short, long])
@@ -175,7 +140,7 @@ class Fit:
     context: int
     batch: int
     context_length: int | None
-    kv_bytes_per_token: int  # batch 1, every layer keeping every token
+    kv_bytes_per_token: int  # batch 1, while no sliding window is full (load/kv.py)
     kv_formula: Said
     sliding: dict | None
     activation: dict
@@ -190,9 +155,9 @@ class Fit:
 
 def need(config, dtype: torch.dtype, weights: int, act: dict, context: int, batch: int) -> tuple[int, int, int]:
     """(kv bytes, activation bytes, total) at `context` tokens and `batch` sequences."""
-    kv = kv_bytes(config, dtype, context, batch)
+    kv_b = kv.size(config, dtype, context, batch)
     a = int(batch * (act["per_token"] * context + act["fixed"]))
-    return kv, a, weights + kv + a
+    return kv_b, a, weights + kv_b + a
 
 
 def largest(config, dtype: torch.dtype, weights: int, act: dict, batch: int, free: int, limit: int) -> int:
@@ -241,20 +206,20 @@ def fit(cfg: ModelConfig, dtype: devices.Dtype, context: int, batch: int, loaded
     ctx_len = estimate.context_length(cfg.config)
     same = loaded is not None and loaded.report.model == cfg.source.name and loaded.report.dtype == resolved
     act = activation(loaded.model, loaded.device) if same else activation_from_config(cfg.config, tdtype)
-    shape = estimate.kv_shape(cfg.config)
-    per_token = estimate.kv_bytes_per_token(cfg.config, tdtype)
+    shape = kv.shape(cfg.config)
+    per_token = kv.per_token(cfg.config, tdtype)
     out = Fit(cfg.source.name, resolved, context, batch, ctx_len, per_token,
               said("est.kv_formula", layers=shape["layers"], kv_heads=shape["kv_heads"], head_dim=shape["head_dim"],
                    bytes=torch.empty((), dtype=tdtype).element_size(), total=per_token),
-              sliding(cfg.config), act, beyond_model=ctx_len is not None and context > ctx_len)
+              kv.sliding(cfg.config), act, beyond_model=ctx_len is not None and context > ctx_len)
     limit = ctx_len or 1 << 20
     for d in devices.discover():
         if not d.available or d.id == "auto":
             continue
         free, where = free_memory(d.id, loaded if same else None)
-        kv, a, total = need(cfg.config, tdtype, weights, act, context, batch)
+        kv_b, a, total = need(cfg.config, tdtype, weights, act, context, batch)
         top = largest(cfg.config, tdtype, weights, act, batch, free, limit)
-        out.devices.append(DeviceFit(d.id, free, where, weights, kv, a, total, total <= free and not out.beyond_model,
+        out.devices.append(DeviceFit(d.id, free, where, weights, kv_b, a, total, total <= free and not out.beyond_model,
                                      top, capped=ctx_len is not None and top == ctx_len))
     return out
 
@@ -268,9 +233,9 @@ def check_context(loaded, tokens: int, batch: int = 1) -> None:
     weights = _weights_on(loaded, dev)
     act = activation(model, loaded.device, measure=False)  # measured once asked for ("Will it fit?"), else the config's
     free, _ = free_memory(dev, loaded)
-    kv, a, total = need(model.config, tdtype, weights, act, tokens, batch)
+    kv_b, a, total = need(model.config, tdtype, weights, act, tokens, batch)
     if total > free:
         top = largest(model.config, tdtype, weights, act, batch, free, tokens)
         raise UserError.of("err.context_memory", tokens=tokens, device=dev, need=fmt_bytes(total),
-                           kv=fmt_bytes(kv), act=fmt_bytes(a), weights=fmt_bytes(weights), free=fmt_bytes(free),
+                           kv=fmt_bytes(kv_b), act=fmt_bytes(a), weights=fmt_bytes(weights), free=fmt_bytes(free),
                            top=top, how=said("fit.act.short.measured" if act["measured"] else "fit.act.short.config"))

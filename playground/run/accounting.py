@@ -15,7 +15,7 @@ from playground.core.i18n import said
 from playground.core.units import fmt_bytes
 from playground.hw import census, devices, ledger, memory
 from playground.hw.ledger import Part, Peak
-from playground.load import fit
+from playground.load import fit, kv
 from playground.load.loader import LoadedModel
 from playground.run.kvcache import cache_bytes
 
@@ -64,16 +64,16 @@ class Meter:
         dev = devices.name(self.lm.device)
         tokens = max(prompt_tokens + new_tokens - 1, 0)  # the last token chosen is never fed back
         extra: list[Part] = []
-        kv = None
+        held = None
         if self.cache is not None:
-            kv, _ = cache_bytes(self.cache)
-            extra.append(ledger.part("kv_cache", dev, kv, "cache_object",
-                                     estimate=fit.kv_bytes(model.config, dtype, tokens),
+            held, _ = cache_bytes(self.cache)
+            extra.append(ledger.part("kv_cache", dev, held, "cache_object",
+                                     estimate=kv.size(model.config, dtype, tokens),
                                      note=said("ledger.note.kv_tokens", tokens=tokens)))
         else:
             why = "ledger.note.no_cache" if self.cacheless else "ledger.note.not_dynamic"
             extra.append(ledger.part("kv_cache", dev, 0 if self.cacheless else None, "cache_object", note=said(why)))
-        extra.append(self._activations(dev, kv, tokens, prompt_tokens))
+        extra.append(self._activations(dev, held, tokens, prompt_tokens))
         weights = next((p for p in r.ledger if p.part == "weights"), None)
         runtime = next((p.bytes for p in r.ledger if p.part == "runtime"), None)
         memory.trim_heap()  # pages glibc kept after the generation's frees go back first: free memory is no part
@@ -82,12 +82,12 @@ class Meter:
                                 weights_estimate=weights.estimate_bytes if weights is not None else None)
         return ledger.add_others(parts, sum(o.get("copied", 0) for o in self.others))
 
-    def _activations(self, dev: str, kv: int | None, tokens: int, prompt_tokens: int) -> Part:
+    def _activations(self, dev: str, held: int | None, tokens: int, prompt_tokens: int) -> Part:
         """The prefill's rise less what stayed: the prompt's share of the cache and (on the CPU) the weights'
         pages read in from the file during it."""
         if self.rise is None:
             return ledger.part("activations", dev, None, self.peak.counter, scope="peak", note=self.peak.reason)
-        prompt_kv = kv * prompt_tokens // tokens if kv and tokens else 0
+        prompt_kv = held * prompt_tokens // tokens if held and tokens else 0
         paged = 0
         if self.mapped_before is not None:
             now = census.resident_in(self.lm.mapped_ranges())

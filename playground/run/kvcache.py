@@ -2,8 +2,9 @@
 
 Every generated token appends one key and one value vector per layer and per
 key/value head, so the cache should grow by 2 x layers x kv_heads x head_dim x
-bytes per element per token (`estimate.kv_bytes_per_token`). `measure_kv` reads
-the real cache object `generate()` returns and the RSS it holds, and compares.
+bytes per element per token, a sliding-window layer stopping at its window
+(`load/kv.py`). `measure_kv` reads the real cache object `generate()` returns and
+the RSS it holds, and compares.
 
 `kv_growth` watches it grow: one prefill, then one token at a time, reading the
 cache object's bytes at several lengths, and timing each step with the cache
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from playground.hw import devices, memory
-from playground.load import estimate
+from playground.load import kv
 
 
 def cache_bytes(cache) -> tuple[int, int]:
@@ -90,8 +91,8 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
     memory.release_memory()
     rss2 = memory.rss_bytes()
     dtype = next(model.parameters()).dtype
-    per_token = estimate.kv_bytes_per_token(model.config, dtype)
-    est = per_token * tokens
+    per_token = kv.per_token(model.config, dtype)
+    est = kv.size(model.config, dtype, tokens)
     return KvMeasurement(
         new_tokens=new_tokens, tokens_in_cache=tokens, kv_bytes_per_token=per_token, estimate_bytes=est,
         cache_tensor_bytes=tensor_bytes, rss_growth_held=rss1 - rss0, rss_released=rss1 - rss2,
@@ -159,8 +160,8 @@ def kv_growth(model, tokenizer, device: str, prompt: str, new_tokens: int, name:
     new_tokens fits the model's context.)"""
     t_start = time.perf_counter()
     dtype = next(model.parameters()).dtype
-    shape = estimate.kv_shape(model.config)
-    per_token = estimate.kv_bytes_per_token(model.config, dtype)
+    shape = kv.shape(model.config)
+    per_token = kv.per_token(model.config, dtype)
     ids = tokenizer(prompt, return_tensors="pt")["input_ids"].to(device)
     prompt_tokens = int(ids.shape[-1])
     wanted = set(growth_lengths(prompt_tokens, prompt_tokens + new_tokens - 1, points))
@@ -179,7 +180,8 @@ def kv_growth(model, tokenizer, device: str, prompt: str, new_tokens: int, name:
         for _ in range(new_tokens):
             held, tokens = cache_bytes(past)
             if tokens in wanted:
-                found.append(KvPoint(tokens, held, per_token * tokens, held / (per_token * tokens) - 1))
+                expected = kv.size(model.config, dtype, tokens)
+                found.append(KvPoint(tokens, held, expected, held / expected - 1))
             if len(found) == len(wanted):
                 break
             nxt = out.logits[:, -1:].argmax(-1)

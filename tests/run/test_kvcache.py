@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from accelerate.utils import compute_module_sizes
 
-from playground.load import synthetic
+from playground.load import kv, synthetic
 from playground.run import kvcache
 from tests.conftest import estimate_of, load
 
@@ -38,14 +39,13 @@ def test_growth_lengths_are_spread_and_distinct():
 def test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate(bundled, one_thread, figures):
     """The KV cache, read from the real cache object, grows by 2 x layers x KV heads x head dim x dtype bytes
     per token, within 2%, at each of 8 lengths."""
-    from playground.load import estimate
 
     g = kvcache.kv_growth(bundled.model, bundled.tokenizer, "cpu", "ROMEO:\nBut, soft!", 96, "bundled")
     figures.update(estimate_bytes_per_token=g.estimate_bytes_per_token, max_error=g.max_error, points=len(g.points),
                    measured_bytes_per_token=g.measured_bytes_per_token)
     cfg = bundled.model.config
     assert g.estimate_bytes_per_token == 2 * cfg.n_layer * cfg.n_head * (cfg.n_embd // cfg.n_head) * 4
-    assert g.estimate_bytes_per_token == estimate.kv_bytes_per_token(cfg, bundled.model.dtype)
+    assert g.estimate_bytes_per_token == kv.per_token(cfg, bundled.model.dtype)
     assert g.cache_class == "DynamicCache" and len(g.points) == 8
     tokens = [p.tokens for p in g.points]
     assert tokens == sorted(tokens) and tokens[0] == g.prompt_tokens and tokens[-1] == g.prompt_tokens + 95
@@ -54,3 +54,22 @@ def test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate(bundled
     # each length also timed: one step with the cache, one forward over the sequence without it
     assert [s.tokens for s in g.steps] == tokens
     assert all(s.with_cache_ms > 0 and s.without_cache_ms > 0 for s in g.steps)
+
+
+def test_speed_and_the_ledger_size_a_sliding_window_cache_with_one_formula(bundled, one_thread):
+    """Speed's KV growth multiplied one per-token figure by the tokens held, while the ledger and the fit stopped
+    a sliding-window layer at its window: past the window the two panels disagreed. Both now size the cache with
+    load/kv.py, and on a model whose layers all slide over 16 tokens the estimate is the real cache's bytes at
+    every length, the ones past the window included."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.for_model("mistral", num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                               hidden_size=64, intermediate_size=128, sliding_window=16, vocab_size=8192,
+                               max_position_embeddings=256)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(cfg).eval()
+    g = kvcache.kv_growth(model, bundled.tokenizer, "cpu", "ROMEO:", 40, "sliding")
+    assert max(p.tokens for p in g.points) > 16  # some lengths past the window
+    assert all(p.estimate_bytes == p.cache_bytes for p in g.points), [(p.tokens, p.estimate_bytes, p.cache_bytes)
+                                                                    for p in g.points]
+    assert g.points[-1].estimate_bytes == kv.size(cfg, torch.float32, g.points[-1].tokens)
