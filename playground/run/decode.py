@@ -30,7 +30,6 @@ class DecodeStats(GenerationStats):
     use_cache: bool = True
     prefill_seconds: float | None = None  # the forward over the prompt (+ choosing the first token)
     token_seconds: list[float] = field(default_factory=list)  # each decode step: tokens 2..n
-    token_ids: list[int] = field(default_factory=list)
 
 
 def step_seconds(timestamps: list[float]) -> list[float]:

@@ -10,7 +10,6 @@ See docs/generation.md.
 from __future__ import annotations
 
 import itertools
-import queue
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -24,7 +23,6 @@ from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, devices, memory
 from playground.run import compiled, decode, generation
-from playground.run.generation import TokenStreamer
 
 PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
 Progress = Callable[[float, str], None]
@@ -75,27 +73,13 @@ class EnginesReport:
 
 def generate_ids(model, tokenizer, device: str, prompt: str, n: int,
                  exact: bool = False) -> tuple[list[int], list[float], int]:
-    """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
-    since the call, prompt tokens). The streamer stamps each token as generate() hands it over. `exact`:
-    EOS held back until `n` tokens, so that every run counts the same."""
-    enc = tokenizer(prompt, return_tensors="pt").to(device)
-    streamer = TokenStreamer()
-    devices.sync(device)  # the inputs' copy to a GPU is not the generation's
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        model.generate(**enc, max_new_tokens=n, min_new_tokens=n if exact else None, do_sample=False,
-                       temperature=None, top_p=None, top_k=None,
-                       pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
-    ids, stamps = [], []
-    while True:
-        try:
-            item = streamer.queue.get_nowait()
-        except queue.Empty:
-            break
-        if isinstance(item, tuple):
-            ids.append(item[0])
-            stamps.append(item[1] - t0)
-    return ids, stamps, int(enc["input_ids"].shape[-1])
+    """generate() greedy on the raw prompt, through the page's own streaming path (`generation.stream`):
+    (new token ids, each one's arrival in seconds since the call, prompt tokens). `exact`: EOS held back
+    until `n` tokens, so that every run counts the same."""
+    params = GenerationParams(max_new_tokens=n, temperature=0.0, chat_template=False)
+    *_, (_, stats) = generation.stream(model, tokenizer, device, prompt, params, min_interval=float("inf"),
+                                       exact=exact)
+    return stats.token_ids, stats.token_times, stats.prompt_tokens
 
 
 def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
@@ -145,8 +129,7 @@ def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> d
     at (weight bytes x forward passes / their time). On a GPU their device time is counted."""
     on_gpu = torch.device(device).type == "cuda"
     enc = tokenizer(prompt, return_tensors="pt").to(device)
-    kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,
-              pad_token_id=model.generation_config.pad_token_id)
+    kw = dict(max_new_tokens=n, min_new_tokens=n, **generation.greedy_kwargs(model))
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
     with torch.inference_mode():
         model.generate(**enc, **kw)  # warm-up
@@ -193,12 +176,13 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     llc = bandwidth.last_level_cache_bytes()
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
     say(0.05, phrase("eng.progress.generate"))
-    ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
+    ref, stamps, n_prompt = generate_ids(model, tokenizer, device, prompt, max_new_tokens)  # in a thread of its own
     finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
     rows = [make_row("generate", ref, stamps, None, bound, finish=finish)]
     say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
-    params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
+    # the raw prompt, as generate_ids gives it: every row decodes the same tokens
+    params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0, chat_template=False)
     for i, use_cache in enumerate((True, False)):
         if stop is not None and stop.is_set():
             break

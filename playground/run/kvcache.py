@@ -23,6 +23,7 @@ import torch
 
 from playground.hw import devices, memory
 from playground.load import estimate
+from playground.run import generation
 
 
 def cache_bytes(cache) -> tuple[int, int]:
@@ -67,8 +68,7 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
     freed pages, e.g. the cache's earlier, shorter copies), and a warm-up generation first faults in
     the weights (memory-mapped from the checkpoint) so their pages do not count as cache."""
     enc = tokenizer(prompt, return_tensors="pt").to(device)
-    common = dict(do_sample=False, pad_token_id=model.generation_config.pad_token_id,
-                  temperature=None, top_p=None, top_k=None)
+    common = generation.greedy_kwargs(model)
     on_gpu = torch.device(device).type == "cuda"
     with torch.inference_mode():
         model.generate(**enc, max_new_tokens=4, min_new_tokens=4, **common)  # warm-up

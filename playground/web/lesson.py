@@ -207,8 +207,7 @@ def speed_step(lm: LoadedModel) -> tuple[dict, Said]:
     read = threads.run(bandwidth.read_bandwidth, lm.device, name="lesson")
     weights = lm.report.weights_bytes
     bound = read.gbps * 1e9 / weights
-    ids, stamps, _ = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS,
-                                 name="lesson")
+    ids, stamps, _ = engines.generate_ids(lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS)  # its own thread
     row = engines.make_row("generate", ids, stamps, None, bound)
     tps = row.tokens_per_second or 0.0
     f = dict(new_tokens=row.new_tokens, tps=tps, weights_bytes=weights, read_gbps=read.gbps, bound=bound,
