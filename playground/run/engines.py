@@ -22,7 +22,7 @@ from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, devices, memory
-from playground.run import compiled, decode, generation
+from playground.run import compiled, decode, generation, loop
 
 PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
 Progress = Callable[[float, str], None]
@@ -108,14 +108,13 @@ def parting(model, tokenizer, device: str, prompt: str, ref: list[int], other: l
     A margin within the gap is a near-tie that rounding decides: in bfloat16 a logit near 10 is kept to
     steps of 1/16, and the two paths round differently."""
     ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
-    with torch.inference_mode():
-        out = model(input_ids=ids, use_cache=True)  # the prefill, then one cached step per token of generate()'s
-        for tok in ref[:at]:
-            out = model(input_ids=torch.tensor([[tok]], device=device), past_key_values=out.past_key_values,
-                        use_cache=True)
-        cached = out.logits[0, -1].float()
-        seq = torch.cat([ids, torch.tensor([ref[:at]], dtype=ids.dtype, device=device)], dim=-1)
-        full = model(input_ids=seq, use_cache=False).logits[0, -1].float()
+    logits, cache = loop.prefill(model, ids, None)  # the prefill, then one cached step per token of generate()'s
+    seq = ids
+    for tok in ref[:at]:
+        seq = torch.cat([seq, torch.tensor([[tok]], dtype=ids.dtype, device=ids.device)], dim=-1)
+        logits, cache = loop.decode_one_token(model, seq, None, cache)
+    cached = logits[0, -1].float()
+    full = loop.decode_one_token(model, seq, None, None)[0][0, -1].float()  # no cache: the whole sequence
     return dict(index=at, chosen=ref[at], other=other[at], margin=float(cached[ref[at]] - cached[other[at]]),
                 gap=float((cached - full).abs().max()), other_leads_in_full=bool(full[other[at]] >= full[ref[at]]))
 

@@ -23,6 +23,7 @@ from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
 from playground.hw import devices
 from playground.load.estimate import context_length
+from playground.run.loop import eos_ids  # noqa: F401  (the ids every engine stops at, named here too)
 
 # Every decode engine by its one name: the API's `engine=` takes these three, each result carries its
 # engine's name (`engine`), and the page's words for them are the i18n keys `engine.<name>`.
@@ -125,15 +126,6 @@ class StopOnEvent(StoppingCriteria):
 
     def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
-
-
-def eos_ids(model) -> frozenset[int]:
-    """The ids generate() stops at: `generation_config.eos_token_id`, one id or a list (Llama-3 and Qwen
-    instruct models list several: end of text, end of turn). Every engine stops at these."""
-    eos = model.generation_config.eos_token_id
-    if eos is None:
-        return frozenset()
-    return frozenset(int(i) for i in eos) if isinstance(eos, (list, tuple)) else frozenset({int(eos)})
 
 
 def finish_reason(ids: list[int], eos: frozenset[int], budget: int, stop_requested: bool) -> str:
