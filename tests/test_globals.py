@@ -45,6 +45,9 @@ MUTABLE_GLOBALS = {
                                         "initialised once per process",
     "playground.hw.ledger._CONTEXT": "each GPU's CUDA context as measured around its first CUDA call: a context is "
                                      "created once per process and GPU, so it can be measured only then",
+    "playground.run.loop._takes_logits_to_keep": "whether each model class's forward takes logits_to_keep, read "
+                                                 "once per class: inspecting a signature (~0.1 ms) costs more than "
+                                                 "a small model's decode step",
     "playground.load.fit._MEASURED": "the activation peak per token measured on each loaded model (held weakly: "
                                      "gone with the model), so that a generation's memory check measures it once",
     # locks around process-wide effects

@@ -2,8 +2,9 @@
 
 `run(fn, *args)` calls fn in a new thread and returns its result or raises its exception (`start` the same,
 without waiting);
-`iterate(make, stop)` yields what `make()` yields from a new thread, setting `stop` if the
-consumer leaves early. The waiting thread does no torch work, so one OpenMP pool exists at a
+`relay(work, stop)` yields what `work(put)` hands to `put` from a new thread (a producer that calls back,
+as generate()'s streamer does), and `iterate(make, stop)` what the iterator `make()` yields; both set `stop`
+if the consumer leaves early. The waiting thread does no torch work, so one OpenMP pool exists at a
 time, as in a plain script (why: libgomp's per-thread pools, measured in docs/serving.md).
 """
 
@@ -67,21 +68,22 @@ def run(fn: Callable[..., T], *args, name: str = "torch-work", **kwargs) -> T:
     return start(fn, *args, name=name, **kwargs).result()
 
 
-def iterate(make: Callable[[], Iterator[T]], stop: threading.Event, name: str = "torch-work") -> Iterator[T]:
-    """Yield what the iterator `make()` yields, running it in a fresh thread.
+def relay(work: Callable[[Callable[[T], None]], object], stop: threading.Event,
+          name: str = "torch-work") -> Iterator[T]:
+    """Yield each item that `work(put)` hands to `put`, running `work` in a fresh thread.
 
-    The producer does not wait for the consumer (updates queue up). If the consumer
+    The producer does not wait for the consumer (items queue up). If the consumer
     stops early (a closed tab, an error), `stop` is set so the producer's loop can
     end, and the thread is joined before this generator returns; a producer that ran
-    to its end leaves `stop` alone.
+    to its end leaves `stop` alone. An exception in `work` is raised here, after the
+    items it put before it.
     """
     ctx = contextvars.copy_context()
     q: queue.SimpleQueue = queue.SimpleQueue()
 
     def drain() -> None:
         try:
-            for item in make():
-                q.put((True, item))
+            work(lambda item: q.put((True, item)))
         except BaseException as e:
             q.put((False, e))
         finally:
@@ -104,3 +106,13 @@ def iterate(make: Callable[[], Iterator[T]], stop: threading.Event, name: str = 
         if not finished:
             stop.set()
         thread.join()
+
+
+def iterate(make: Callable[[], Iterator[T]], stop: threading.Event, name: str = "torch-work") -> Iterator[T]:
+    """Yield what the iterator `make()` yields, running it in a fresh thread (`relay`'s contract)."""
+
+    def work(put: Callable[[T], None]) -> None:
+        for item in make():
+            put(item)
+
+    return relay(work, stop, name)

@@ -1,14 +1,13 @@
-"""generate() taken apart: a manual prefill/decode loop, with and without the KV cache.
+"""generate() taken apart: the manual engine, the decode loop with and without the KV cache.
 
-`stream(...)` runs the loop as the tutorials write it (one prefill, then one forward per token;
-with `use_cache=False` the whole sequence every step) and yields (text, stats) as
-`generation.stream` does; `run(...)` runs it to the end. It matches `generate()` token for token on
-greedy decoding, and each token is timed after `.item()`. See docs/generation.md.
+`stream(...)` runs the loop of `playground.run.loop` (one prefill, then one forward per token; with
+`use_cache=False` the whole sequence every step) and yields (text, stats) as `generation.stream` does;
+`run(...)` runs it to the end. It matches `generate()` token for token on greedy decoding, and each
+token is timed after `.item()`. See docs/generation.md.
 """
 
 from __future__ import annotations
 
-import inspect
 import statistics
 import threading
 import time
@@ -16,13 +15,12 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 import torch
-from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
 from playground.core import threads
 from playground.core.errors import UserError, shown
 from playground.core.inputs import GenerationParams
 from playground.hw import devices
-from playground.run import generation
+from playground.run import generation, loop
 from playground.run.generation import GenerationStats
 
 @dataclass
@@ -30,7 +28,6 @@ class DecodeStats(GenerationStats):
     use_cache: bool = True
     prefill_seconds: float | None = None  # the forward over the prompt (+ choosing the first token)
     token_seconds: list[float] = field(default_factory=list)  # each decode step: tokens 2..n
-    token_ids: list[int] = field(default_factory=list)
 
 
 def step_seconds(timestamps: list[float]) -> list[float]:
@@ -46,13 +43,6 @@ def profile(token_seconds: list[float]) -> dict:
     s = sorted(token_seconds)
     return dict(count=len(s), mean=statistics.fmean(s), median=statistics.median(s), min=s[0], max=s[-1],
                 p90=s[min(len(s) - 1, int(0.9 * len(s)))], first=token_seconds[0], last=token_seconds[-1])
-
-
-def _warpers(params: GenerationParams) -> list:
-    out = [TemperatureLogitsWarper(params.temperature)] if params.temperature != 1.0 else []
-    if params.top_p < 1.0:
-        out.append(TopPLogitsWarper(params.top_p))
-    return out
 
 
 def stream(
@@ -97,56 +87,29 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
           use_cache: bool, min_interval: float, meter=None) -> Iterator[tuple[str, DecodeStats]]:
     inputs = generation.encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template, meter)
     ids = inputs["input_ids"]
-    mask = inputs.get("attention_mask")
-    greedy = params.temperature == 0
-    warpers = [] if greedy else _warpers(params)
-    eos = generation.eos_ids(model)
-    # generate() computes logits for the last position only, when the model accepts logits_to_keep
-    keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
-    stats = DecodeStats(engine="manual" if use_cache else "manual-nocache", greedy=greedy, use_cache=use_cache,
+    eos = loop.eos_ids(model)
+    warpers = loop.warpers_for(params.temperature, params.top_p)
+    stats = DecodeStats(engine="manual" if use_cache else "manual-nocache", greedy=params.greedy, use_cache=use_cache,
                         prompt_tokens=int(ids.shape[-1]), max_new_tokens=params.max_new_tokens,
                         chat_template_applied=generation.applies_template(tokenizer, params.chat_template))
+    # the cache generate() would make, made here so that the meter reads it once the run is over
+    cache = meter.new_cache(model) if meter is not None and use_cache else None
     torch.manual_seed(params.seed)
-
-    def choose(logits: torch.Tensor, seq: torch.Tensor) -> torch.Tensor:
-        scores = logits[:, -1, :].to(dtype=torch.float32)  # generate() upcasts before choosing
-        if greedy:
-            return scores.argmax(dim=-1)
-        for w in warpers:
-            scores = w(seq, scores)
-        return torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
-
     new: list[int] = []
     times: list[float] = []
-    past = None
-    seq = ids
     last_yield = 0.0
     if meter is not None:
         meter.before_prefill()  # before the clock starts
     devices.sync(device)
     t_start = time.perf_counter()
-    while True:
-        with torch.inference_mode():
-            if not new:  # prefill: the whole prompt in one forward pass
-                out = model(input_ids=seq, attention_mask=mask, use_cache=use_cache, **keep)
-            elif use_cache:  # decode: one token, the cache holds the rest
-                out = model(input_ids=seq[:, -1:], attention_mask=mask, past_key_values=past, use_cache=True, **keep)
-            else:  # no cache: recompute every position, prompt included
-                out = model(input_ids=seq, attention_mask=mask, use_cache=False, **keep)
-            past = out.past_key_values if use_cache else None
-            nxt = choose(out.logits, seq)
-        tok = int(nxt.item())  # .item() copies to the CPU, so it waits for the device
-        devices.sync(device)
-        now = time.perf_counter()
+    for tok, now in loop.generate_tokens(model, ids, inputs.get("attention_mask"), params.max_new_tokens, eos,
+                                         warpers, use_cache, cache):
         if not new:
-            stats.prefill_seconds = now - t_start
+            stats.prefill_seconds = now - t_start  # the prompt's forward and the first token's choice
             if meter is not None:
                 meter.first_token()
         new.append(tok)
         times.append(now)
-        seq = torch.cat([seq, nxt.reshape(1, 1).to(seq.device)], dim=-1)
-        if mask is not None:
-            mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=-1)
         done = tok in eos or len(new) >= params.max_new_tokens or stop.is_set()
         if done or now - last_yield >= min_interval:
             last_yield = now
@@ -158,7 +121,6 @@ def _loop(model, tokenizer, device: str, prompt: str, params: GenerationParams, 
             yield tokenizer.decode(new, skip_special_tokens=True), replace(stats)
     stats.finish_reason = generation.finish_reason(new, eos, params.max_new_tokens, stop.is_set())
     if meter is not None:
-        meter.keep(past)
         meter.cacheless = not use_cache
     yield tokenizer.decode(new, skip_special_tokens=True), stats
 

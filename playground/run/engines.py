@@ -23,7 +23,7 @@ from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.core.units import fmt_bytes
 from playground.hw import bandwidth, devices, memory
-from playground.run import compiled, decode, generation, offload
+from playground.run import compiled, decode, generation, loop, offload
 from playground.run.generation import generate_ids
 
 PROMPT = "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
@@ -101,14 +101,13 @@ def parting(model, tokenizer, device: str, prompt: str, ref: list[int], other: l
     A margin within the gap is a near-tie that rounding decides: in bfloat16 a logit near 10 is kept to
     steps of 1/16, and the two paths round differently."""
     ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
-    with torch.inference_mode():
-        out = model(input_ids=ids, use_cache=True)  # the prefill, then one cached step per token of generate()'s
-        for tok in ref[:at]:
-            out = model(input_ids=torch.tensor([[tok]], device=device), past_key_values=out.past_key_values,
-                        use_cache=True)
-        cached = out.logits[0, -1].float()
-        seq = torch.cat([ids, torch.tensor([ref[:at]], dtype=ids.dtype, device=device)], dim=-1)
-        full = model(input_ids=seq, use_cache=False).logits[0, -1].float()
+    logits, cache = loop.prefill(model, ids, None)  # the prefill, then one cached step per token of generate()'s
+    seq = ids
+    for tok in ref[:at]:
+        seq = torch.cat([seq, torch.tensor([[tok]], dtype=ids.dtype, device=ids.device)], dim=-1)
+        logits, cache = loop.decode_one_token(model, seq, None, cache)
+    cached = logits[0, -1].float()
+    full = loop.decode_one_token(model, seq, None, None)[0][0, -1].float()  # no cache: the whole sequence
     return dict(index=at, chosen=ref[at], other=other[at], margin=float(cached[ref[at]] - cached[other[at]]),
                 gap=float((cached - full).abs().max()), other_leads_in_full=bool(full[other[at]] >= full[ref[at]]))
 
@@ -122,8 +121,7 @@ def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> d
     at (weight bytes x forward passes / their time). On a GPU their device time is counted."""
     on_gpu = torch.device(device).type == "cuda"
     enc = tokenizer(prompt, return_tensors="pt").to(device)
-    kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=False, temperature=None, top_p=None, top_k=None,
-              pad_token_id=model.generation_config.pad_token_id)
+    kw = dict(max_new_tokens=n, min_new_tokens=n, **generation.greedy_kwargs(model))
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
     with torch.inference_mode():
         model.generate(**enc, **kw)  # warm-up
@@ -177,12 +175,13 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     llc = bandwidth.last_level_cache_bytes()
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
     say(0.05, phrase("eng.progress.generate"))
-    ref, stamps, n_prompt = threads.run(generate_ids, model, tokenizer, device, prompt, max_new_tokens, name="engine")
+    ref, stamps, n_prompt = generate_ids(model, tokenizer, device, prompt, max_new_tokens)  # in a thread of its own
     finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
     rows = [make_row("generate", ref, stamps, None, bound, finish=finish)]
     say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
-    params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0)
+    # the raw prompt, as generate_ids gives it: every row decodes the same tokens
+    params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0, chat_template=False)
     for i, use_cache in enumerate((True, False)):
         if stop is not None and stop.is_set():
             break

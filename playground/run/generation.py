@@ -1,29 +1,29 @@
 """Generation: stream tokens from `model.generate`, count them exactly, stop on demand.
 
-`stream(...)` runs `generate()` in a worker thread and yields (text, `GenerationStats`):
-`TokenStreamer` counts one token per `put()`, TTFT is the prefill, decode tokens/s is
-(new tokens - 1) over the time from the first token to the last, and a `threading.Event`
-read by `StopOnEvent` after each step stops it. Why not `TextIteratorStreamer`: docs/generation.md.
+`stream(...)` runs `generate()` in a worker thread (`core.threads.relay`) and yields (text,
+`GenerationStats`): `TokenStreamer` stamps one token per `put()` and hands them over in batches, TTFT is
+the prefill, decode tokens/s is (new tokens - 1) over the time from the first token to the last, and a
+`threading.Event` read by `StopOnEvent` after each step stops it. `greedy_kwargs(model)`: generate()'s
+arguments for greedy decoding, for every caller. Why not `TextIteratorStreamer`: docs/generation.md.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Iterator
+from typing import Callable, Iterator
 
 import torch
 from transformers import StoppingCriteria, StoppingCriteriaList
 from transformers.generation.streamers import BaseStreamer
 
+from playground.core import threads
 from playground.core.errors import UserError
-from playground.hw import devices
 from playground.core.inputs import GenerationParams
+from playground.hw import devices
 from playground.load.estimate import context_length
-
-_DONE = object()
+from playground.run.loop import eos_ids  # noqa: F401  (the ids every engine stops at, named here too)
 
 # Every decode engine by its one name: the API's `engine=` takes these three, each result carries its
 # engine's name (`engine`), and the page's words for them are the i18n keys `engine.<name>`.
@@ -47,6 +47,7 @@ class GenerationStats:
     # each new token's arrival, seconds since the call (TokenStreamer's timestamps): the gaps
     # between them are the per-token decode times (playground.run.decode.step_seconds)
     token_times: list[float] = field(default_factory=list)
+    token_ids: list[int] = field(default_factory=list)  # the new tokens' ids
     # The model that produced the text (filled by the pool): the session's own, named in every update.
     model: str = ""
     device: str = ""
@@ -78,11 +79,18 @@ def fill(stats: GenerationStats, stamps: list[float], t_start: float, now: float
 
 
 class TokenStreamer(BaseStreamer):
-    """Receives token ids from `generate()` and timestamps each one."""
+    """Receives token ids from `generate()`, stamps each one as it arrives, and hands them on in batches:
+    `emit((pairs, last))`, `pairs` the (id, perf_counter time) of the tokens since the batch before, at the
+    first token, then with the first token after each `min_interval` seconds, and at the end (`last` True,
+    whatever is left). Per token it only appends to a list: the consumer wakes once per batch, not once per
+    token (waking ~300 times a second would take the GIL from generate()'s Python loop)."""
 
-    def __init__(self, on_first=None) -> None:
-        self.queue: queue.Queue = queue.Queue()
-        self.finished = threading.Event()  # set by end(): the consumer need not poll the queue
+    def __init__(self, emit: Callable[[tuple[list[tuple[int, float]], bool]], None], min_interval: float = 0.0,
+                 on_first=None) -> None:
+        self.emit = emit
+        self.min_interval = min_interval
+        self.pending: list[tuple[int, float]] = []
+        self._due = 0.0  # when the next batch may go
         self.prompt_tokens = 0
         self._prompt_seen = False
         self._on_first = on_first  # called once, as the prefill's token arrives (after its time is read)
@@ -97,11 +105,17 @@ class TokenStreamer(BaseStreamer):
             self._on_first()
             self._on_first = None
         for tok in value.reshape(-1).tolist():  # batch of 1: one id per step
-            self.queue.put((tok, now))
+            self.pending.append((tok, now))
+        if now >= self._due:
+            self._hand_over(now)
 
     def end(self) -> None:
-        self.queue.put(_DONE)
-        self.finished.set()
+        self._hand_over(time.perf_counter(), last=True)
+
+    def _hand_over(self, now: float, last: bool = False) -> None:
+        batch, self.pending = self.pending, []
+        self._due = now + self.min_interval
+        self.emit((batch, last))
 
 
 class StopOnEvent(StoppingCriteria):
@@ -112,15 +126,6 @@ class StopOnEvent(StoppingCriteria):
 
     def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
-
-
-def eos_ids(model) -> frozenset[int]:
-    """The ids generate() stops at: `generation_config.eos_token_id`, one id or a list (Llama-3 and Qwen
-    instruct models list several: end of text, end of turn). Every engine stops at these."""
-    eos = model.generation_config.eos_token_id
-    if eos is None:
-        return frozenset()
-    return frozenset(int(i) for i in eos) if isinstance(eos, (list, tuple)) else frozenset({int(eos)})
 
 
 def finish_reason(ids: list[int], eos: frozenset[int], budget: int, stop_requested: bool) -> str:
@@ -173,6 +178,23 @@ def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat
     return {k: v.to(device) for k, v in enc.items()}
 
 
+def greedy_kwargs(model) -> dict:
+    """generate()'s arguments for greedy decoding, one set for every caller: `do_sample=False`, the
+    generation_config's sampling settings (temperature, top_p, top_k) cleared so that generate() neither
+    applies nor warns about them, and its pad id (the loader sets EOS where a model names none)."""
+    return dict(do_sample=False, temperature=None, top_p=None, top_k=None,
+                pad_token_id=model.generation_config.pad_token_id)
+
+
+def choice_kwargs(model, params: GenerationParams) -> dict:
+    """generate()'s arguments for how `params` choose each token: greedy (`greedy_kwargs`), or sampling at
+    its temperature and top_p (top_k 0: off, as the manual loop's warpers have none)."""
+    if params.greedy:
+        return greedy_kwargs(model)
+    return dict(do_sample=True, temperature=params.temperature, top_p=params.top_p, top_k=0,
+                pad_token_id=model.generation_config.pad_token_id)
+
+
 def stream(
     model,
     tokenizer,
@@ -182,117 +204,59 @@ def stream(
     stop: threading.Event | None = None,
     min_interval: float = 0.05,
     meter=None,
+    exact: bool = False,
 ) -> Iterator[tuple[str, GenerationStats]]:
     """Yield (text so far, stats so far) while `generate()` runs; the last one is final.
 
     Updates are batched to at most one per `min_interval` seconds: the page cannot
     show more, and decoding text for every token would steal CPU from the model.
     `meter` (playground.run.accounting): given the cache generate() fills, and the prefill's peak.
+    `exact`: EOS held back until `max_new_tokens`, so that every run counts the same.
     """
     stop = stop or threading.Event()
     inputs = encode(tokenizer, prompt, device, model, params.max_new_tokens, params.chat_template, meter)
-    greedy = params.temperature == 0
-    streamer = TokenStreamer(on_first=meter.first_token if meter is not None else None)
-    kwargs = dict(
-        **inputs, max_new_tokens=params.max_new_tokens, streamer=streamer,
-        stopping_criteria=StoppingCriteriaList([StopOnEvent(stop)]),
-        pad_token_id=model.generation_config.pad_token_id, do_sample=not greedy,
-    )
-    if greedy:
-        kwargs.update(temperature=None, top_p=None, top_k=None)
-    else:
-        kwargs.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
+    prompt_tokens = int(inputs["input_ids"].shape[-1])
+    kwargs = dict(**inputs, max_new_tokens=params.max_new_tokens, **choice_kwargs(model, params),
+                  stopping_criteria=StoppingCriteriaList([StopOnEvent(stop)]))
+    if exact:
+        kwargs["min_new_tokens"] = params.max_new_tokens
     cache = meter.new_cache(model) if meter is not None else None
     if cache is not None:  # the cache generate() would make itself, made here to be read afterwards
         kwargs["past_key_values"] = cache
-    error: list[BaseException] = []
+    on_first = meter.first_token if meter is not None else None
 
-    def work() -> None:
-        try:
-            torch.manual_seed(params.seed)  # seeds the CPU and every CUDA generator
-            with torch.inference_mode():
-                model.generate(**kwargs)
-        except BaseException as e:  # surfaced in the consumer, never lost in the thread
-            error.append(e)
-            streamer.end()
+    def work(put) -> None:  # in the worker thread: generate(), its tokens handed over in batches
+        torch.manual_seed(params.seed)  # seeds the CPU and every CUDA generator
+        with torch.inference_mode():
+            model.generate(**kwargs, streamer=TokenStreamer(put, min_interval, on_first))
 
-    stats = GenerationStats(greedy=greedy, chat_template_applied=applies_template(tokenizer, params.chat_template),
-                            max_new_tokens=params.max_new_tokens)
+    stats = GenerationStats(greedy=params.greedy, prompt_tokens=prompt_tokens, max_new_tokens=params.max_new_tokens,
+                            chat_template_applied=applies_template(tokenizer, params.chat_template))
     ids: list[int] = []
+    stamps: list[float] = []  # each new token's arrival (the streamer's perf_counter reading)
     if meter is not None:
         meter.before_prefill()  # before the clock starts: its readings are not the prefill's time
+    devices.sync(device)  # the inputs' copy to a GPU is not the prefill's
     t_start = time.perf_counter()
-    thread = threading.Thread(target=work, name="generate", daemon=True)
-    thread.start()
-    stamps: list[float] = []  # each new token's arrival (the streamer's perf_counter reading)
-    last_yield = 0.0
-    shown = 0  # tokens in the last update
-    stopped_early = False
-    eos = eos_ids(model)
-    try:
-        while True:
-            due = last_yield + min_interval
-            wait = due - time.perf_counter()
-            if wait <= 0:
-                items = [streamer.queue.get()]  # an update is due: block for the next token (or the end)
-            else:
-                # Not due yet: sleep until it is, or the end. Waking for every token would take
-                # the GIL from generate()'s Python loop ~300 times a second on a small model;
-                # each token's time is stamped by the streamer, not read here.
-                streamer.finished.wait(wait)
-                items = []
-            try:  # whatever has arrived
-                while True:
-                    items.append(streamer.queue.get_nowait())
-            except queue.Empty:
-                pass
-            done = False
-            for item in items:
-                if item is _DONE:
-                    done = True
-                    break
-                ids.append(item[0])
-                stamps.append(item[1])
-            now = time.perf_counter()
-            if done or (len(ids) > shown and now >= due):
-                last_yield, shown = now, len(ids)
-                stats.prompt_tokens = streamer.prompt_tokens
-                fill(stats, stamps, t_start, now)
-                stats.token_times = [x - t_start for x in stamps]
-                if done:
-                    stopped_early = stop.is_set()
-                    break
-                # a copy: a consumer that keeps updates must not see them change later
-                yield tokenizer.decode(ids, skip_special_tokens=True), replace(stats)
-    finally:
-        stop.set()  # a closed consumer (tab closed, Stop) ends the worker too
-        thread.join()
-    if error:
-        raise error[0]
-    stats.finish_reason = finish_reason(ids, eos, params.max_new_tokens, stopped_early)
+    for batch, last in threads.relay(work, stop, name="generate"):
+        for tok, stamp in batch:
+            ids.append(tok)
+            stamps.append(stamp)
+        fill(stats, stamps, t_start, time.perf_counter())
+        stats.token_times = [x - t_start for x in stamps]
+        stats.token_ids = list(ids)
+        if not last:  # the last batch is said once, below, with why the run ended
+            # a copy: a consumer that keeps updates must not see them change later
+            yield tokenizer.decode(ids, skip_special_tokens=True), replace(stats)
+    stats.finish_reason = finish_reason(ids, eos_ids(model), params.max_new_tokens, stop.is_set())
     yield tokenizer.decode(ids, skip_special_tokens=True), stats
 
 
 def generate_ids(model, tokenizer, device: str, prompt: str, n: int,
                  exact: bool = False) -> tuple[list[int], list[float], int]:
-    """generate() greedy, as the page's generate runs it: (new token ids, each one's arrival in seconds
-    since the call, prompt tokens). The streamer stamps each token as generate() hands it over. `exact`:
-    EOS held back until `n` tokens, so that every run counts the same."""
-    enc = tokenizer(prompt, return_tensors="pt").to(device)
-    streamer = TokenStreamer()
-    devices.sync(device)  # the inputs' copy to a GPU is not the generation's
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        model.generate(**enc, max_new_tokens=n, min_new_tokens=n if exact else None, do_sample=False,
-                       temperature=None, top_p=None, top_k=None,
-                       pad_token_id=model.generation_config.pad_token_id, streamer=streamer)
-    ids, stamps = [], []
-    while True:
-        try:
-            item = streamer.queue.get_nowait()
-        except queue.Empty:
-            break
-        if isinstance(item, tuple):
-            ids.append(item[0])
-            stamps.append(item[1] - t0)
-    return ids, stamps, int(enc["input_ids"].shape[-1])
+    """generate() greedy on the raw prompt, through the page's own streaming path (`stream`): (new token ids, each
+    one's arrival in seconds since the call, prompt tokens). `exact`: EOS held back until `n` tokens, so that
+    every run counts the same."""
+    params = GenerationParams(max_new_tokens=n, temperature=0.0, chat_template=False)
+    *_, (_, stats) = stream(model, tokenizer, device, prompt, params, min_interval=float("inf"), exact=exact)
+    return stats.token_ids, stats.token_times, stats.prompt_tokens

@@ -24,6 +24,7 @@ import torch
 
 from playground.hw import devices, memory
 from playground.load import kv
+from playground.run import generation, loop
 
 
 def cache_bytes(cache) -> tuple[int, int]:
@@ -68,8 +69,7 @@ def measure_kv(model, tokenizer, device: str, prompt: str, new_tokens: int) -> K
     freed pages, e.g. the cache's earlier, shorter copies), and a warm-up generation first faults in
     the weights (memory-mapped from the checkpoint) so their pages do not count as cache."""
     enc = tokenizer(prompt, return_tensors="pt").to(device)
-    common = dict(do_sample=False, pad_token_id=model.generation_config.pad_token_id,
-                  temperature=None, top_p=None, top_k=None)
+    common = generation.greedy_kwargs(model)
     with torch.inference_mode():
         model.generate(**enc, max_new_tokens=4, min_new_tokens=4, **common)  # warm-up
     memory.release_memory()
@@ -154,10 +154,10 @@ def _slope(xs: list[int], ys: list[int]) -> float:
 
 
 def kv_growth(model, tokenizer, device: str, prompt: str, new_tokens: int, name: str = "", points: int = 8) -> KvGrowth:
-    """Prefill `prompt`, then decode `new_tokens` greedy tokens one at a time with a DynamicCache:
-    the cache's bytes at `points` lengths, and each step's time; then, at the same lengths, the
-    time of one forward over the whole sequence without a cache. (The caller checks that prompt +
-    new_tokens fits the model's context.)"""
+    """Prefill `prompt`, then decode `new_tokens` greedy tokens one at a time with a DynamicCache, with the
+    decode loop the manual engine runs (`playground.run.loop`): the cache's bytes at `points` lengths, and each
+    step's time; then, at the same lengths, the time of one cache-less step (the whole sequence through the
+    model again). (The caller checks that prompt + new_tokens fits the model's context.)"""
     t_start = time.perf_counter()
     dtype = next(model.parameters()).dtype
     shape = kv.shape(model.config)
@@ -166,49 +166,46 @@ def kv_growth(model, tokenizer, device: str, prompt: str, new_tokens: int, name:
     prompt_tokens = int(ids.shape[-1])
     wanted = set(growth_lengths(prompt_tokens, prompt_tokens + new_tokens - 1, points))
     found: list[KvPoint] = []
-    step_ms: dict[int, float] = {}  # tokens in the sequence before the step -> its time
-    seq = ids
-    with torch.inference_mode():
-        # Warm-up, untimed: the first decode steps after a prefill pay one-time costs (kernels chosen,
-        # buffers allocated) that measured 5-10x a later step here and would read as the cache's cost.
-        warm = model(input_ids=ids, use_cache=True)
-        for _ in range(3):
-            warm = model(input_ids=warm.logits[:, -1:].argmax(-1), past_key_values=warm.past_key_values, use_cache=True)
-        del warm
-        out = model(input_ids=ids, use_cache=True)  # prefill: the cache now holds the prompt
-        past = out.past_key_values
-        for _ in range(new_tokens):
-            held, tokens = cache_bytes(past)
-            if tokens in wanted:
-                expected = kv.size(model.config, dtype, tokens)
-                found.append(KvPoint(tokens, held, expected, held / expected - 1))
-            if len(found) == len(wanted):
-                break
-            nxt = out.logits[:, -1:].argmax(-1)
-            seq = torch.cat([seq, nxt], dim=-1)
+    arrived: list[float] = []  # each token's arrival: the gap to the next one is the decode step after it
+    # Warm-up, untimed: the first decode steps after a prefill pay one-time costs (kernels chosen,
+    # buffers allocated) that measured 5-10x a later step here and would read as the cache's cost.
+    for _ in loop.generate_tokens(model, ids, None, 4):
+        pass
+    logits, cache = loop.prefill(model, ids, None)  # the cache now holds the prompt
+    chosen: list[int] = []
+    # the manual engine's own loop: token k arrives with prompt + k tokens in the cache (the newest is
+    # fed in by the step after it); between two steps only a few list appends, and the cache's bytes
+    # read at the wanted lengths (in the next step's time: the fastest nearby step is kept, below)
+    for tok, now in loop.decode_n_tokens(model, logits, ids, None, cache, new_tokens):
+        tokens = prompt_tokens + len(arrived)
+        arrived.append(now)
+        chosen.append(tok)
+        if tokens in wanted:
+            # the cache's own bytes against the formula at this length: a sliding-window layer keeps at most its
+            # window, so the tokens are the sequence's, counted here, not the cache's longest layer
+            held, _ = cache_bytes(cache)
+            expected = kv.size(model.config, dtype, tokens)
+            found.append(KvPoint(tokens, held, expected, held / expected - 1))
+    cache_class = type(cache).__name__
+    del cache, logits
+    seq = torch.cat([ids, torch.tensor([chosen], dtype=ids.dtype, device=ids.device)], dim=-1)
+    # tokens in the cache when a step ran -> its time (token k's arrival to token k + 1's)
+    step_ms = {prompt_tokens + k: (b - a) * 1e3 for k, (a, b) in enumerate(zip(arrived, arrived[1:]))}
+    steps = []
+    for p in found:
+        near = [ms for n, ms in step_ms.items() if abs(n - p.tokens) <= 2]
+        if not near:
+            continue
+        full = []
+        for _ in range(3):  # without a cache: the whole sequence again, the newest token included
             devices.sync(device)
             t0 = time.perf_counter()
-            out = model(input_ids=nxt, past_key_values=past, use_cache=True)  # decode: one token
-            past = out.past_key_values
-            devices.sync(device)
-            step_ms[tokens] = (time.perf_counter() - t0) * 1e3
-        cache_class = type(past).__name__
-        del past, out
-        steps = []
-        for p in found:
-            near = [ms for n, ms in step_ms.items() if abs(n - p.tokens) <= 2]
-            if not near or p.tokens > seq.shape[-1]:
-                continue
-            full = []
-            for _ in range(3):  # without a cache: the whole sequence again, as a cache-less step does
-                devices.sync(device)
-                t0 = time.perf_counter()
-                model(input_ids=seq[:, :p.tokens], use_cache=False, logits_to_keep=1)
-                devices.sync(device)
-                full.append((time.perf_counter() - t0) * 1e3)
-            # The fastest of the nearby steps: on a busy server (2 cores shared with the web server's
-            # threads) a step only ever gains time from the others, and a 2 ms step can read 10 ms.
-            steps.append(StepTime(p.tokens, min(near), min(full)))
+            logits, _ = loop.decode_one_token(model, seq[:, :p.tokens + 1], None, None)
+            loop.choose(logits, seq).item()  # as a cache-less step chooses, and waits for the device
+            full.append((time.perf_counter() - t0) * 1e3)
+        # The fastest of the nearby steps: on a busy server (2 cores shared with the web server's
+        # threads) a step only ever gains time from the others, and a 2 ms step can read 10 ms.
+        steps.append(StepTime(p.tokens, min(near), min(full)))
     xs, ys = [p.tokens for p in found], [p.cache_bytes for p in found]
     return KvGrowth(
         model=name, device=device, dtype=str(dtype).removeprefix("torch."), layers=shape["layers"],

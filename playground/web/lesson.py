@@ -144,12 +144,15 @@ def forward_step(lm: LoadedModel) -> tuple[dict, Said]:
     r = threads.run(forward.forward_vs_generate, lm.model, lm.tokenizer, lm.device, engines.PROMPT, 8, name="lesson")
     f = dict(prompt_tokens=r.prompt_tokens, positions=r.logits_shape[1], vocab=r.logits_shape[2],
              forward_ms=r.forward_seconds * 1e3, new_tokens=r.new_tokens, calls=r.forward_calls,
-             generate_ms=r.generate_seconds * 1e3, same_first=r.same_first_token)
+             generate_ms=r.generate_seconds * 1e3, same_first=r.same_first_token,
+             forward_warmup=r.warmup_forward_passes, generate_warmup=r.warmup_generate_passes)
     calls = said("lesson.forward.calls.each" if r.forward_calls == r.new_tokens else "lesson.forward.calls.other",
                  calls=r.forward_calls)
     first = said("lesson.forward.first.same" if r.same_first_token else "lesson.forward.first.other")
+    warm = (said("lesson.forward.warm", fwarm=r.warmup_forward_passes, gwarm=r.warmup_generate_passes)
+            if r.warmup_forward_passes and r.warmup_generate_passes else said("lesson.forward.cold"))
     return f, said("lesson.forward.said", prompt=r.prompt_tokens, fwd=num(f["forward_ms"]), positions=f["positions"],
-                   vocab=f["vocab"], new=r.new_tokens, gen=num(f["generate_ms"]), calls=calls, first=first)
+                   vocab=f["vocab"], new=r.new_tokens, gen=num(f["generate_ms"]), calls=calls, first=first, warm=warm)
 
 
 def cache_step(lm: LoadedModel) -> tuple[dict, Said]:
@@ -207,8 +210,7 @@ def speed_step(lm: LoadedModel) -> tuple[dict, Said]:
     read = threads.run(bandwidth.read_bandwidth, lm.device, name="lesson")
     weights = lm.report.weights_bytes
     bound = read.gbps * 1e9 / weights
-    ids, stamps, _ = threads.run(generation.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS,
-                                 name="lesson")
+    ids, stamps, _ = generation.generate_ids(lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS)  # its own thread
     row = engines.make_row("generate", ids, stamps, None, bound)
     tps = row.tokens_per_second or 0.0
     f = dict(new_tokens=row.new_tokens, tps=tps, weights_bytes=weights, read_gbps=read.gbps, bound=bound,

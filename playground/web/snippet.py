@@ -2,12 +2,16 @@
 
 `snippet(src, device, dtype, prompt, params, ...)` writes the load, `.to(device)`, `eval()`,
 tokenising, the engine the run used and decoding, with nothing that only measures; no server path
-appears in it. tests/web/test_snippet.py runs each variant as written and compares its tokens with
-the playground's. Why each step is there: docs/serving.md.
+appears in it. The manual engines' loop is not written here: it is the source of
+`playground.run.loop`, the functions the playground ran (`core_source`). tests/web/test_snippet.py
+runs each variant as written and compares its tokens with the playground's. Why each step is there:
+docs/serving.md.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 from pathlib import Path
 
@@ -18,6 +22,7 @@ from playground.core.inputs import GenerationParams
 from playground.core.paths import ASSETS, REPO
 from playground.load import synthetic
 from playground.load.catalog import ModelSource
+from playground.run import loop
 
 ENGINE_TITLES = {"generate": "generate()", "manual": "the manual loop with the KV cache",
                  "manual-nocache": "the manual loop without a cache"}
@@ -81,8 +86,8 @@ def snippet(src: ModelSource, device: str, dtype: str, prompt: str, params: Gene
         # torch version and device.
         lines.append("# Sampled tokens repeat exactly only with the same seed, torch version and device.")
     lines += ["import torch", "from transformers import AutoModelForCausalLM, AutoTokenizer"]
-    if engine != "generate" and not greedy:
-        lines.append("from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper")
+    if engine != "generate":
+        lines += core_source(skip=set(lines))
     lines += ["", *model_lines(src)]
     if not auto:
         lines.append(f"device = {device!r}")
@@ -114,51 +119,24 @@ def snippet(src: ModelSource, device: str, dtype: str, prompt: str, params: Gene
                   f"    out = model.generate(**inputs, {gen})",
                   'new_ids = out[0, inputs["input_ids"].shape[1]:].tolist()  # the output starts with the prompt']
     else:
-        lines += _loop(n, t, p, greedy, cache=engine == "manual")
+        warpers = "None" if greedy else f"warpers_for({t!r}, {p!r})"
+        lines += ["",
+                  "# The loop above is the one generate() runs inside. generate() adds, from the model's",
+                  "# generation_config: logits processors (repetition penalty, min length...), stopping criteria,",
+                  "# streamers, batches with padding, and cache types (static, offloaded); for one greedy or",
+                  "# top-p sequence the tokens are the same.",
+                  f"tokens = generate_tokens(model, inputs[\"input_ids\"], inputs[\"attention_mask\"], {n}, eos_ids(model),",
+                  f"                         warpers={warpers}, use_cache={engine == 'manual'})",
+                  "new_ids = [token for token, _arrived in tokens]"]
     lines += ["print(tokenizer.decode(new_ids, skip_special_tokens=True))",
               "print(new_ids)  # the token ids, to compare with the playground exactly"]
     return "\n".join(lines) + "\n"
 
 
-def _loop(n: int, t: float, p: float, greedy: bool, cache: bool) -> list[str]:
-    """The tutorials' prefill/decode loop, as the playground's manual engine runs it (run/decode.py)."""
-    out = ["",
-           "# The loop generate() runs inside, by hand. generate() adds, from the model's generation_config:",
-           "# logits processors (repetition penalty, min length...), stopping criteria, streamers, batches with",
-           "# padding, and cache types (static, offloaded); for one greedy or top-p sequence the tokens are the same.",
-           'ids, mask = inputs["input_ids"], inputs["attention_mask"]',
-           "eos = model.generation_config.eos_token_id",
-           "eos = set(eos) if isinstance(eos, list) else {eos}"]
-    if not greedy:
-        warpers = ([f"TemperatureLogitsWarper({t!r})"] if t != 1.0 else []) + ([f"TopPLogitsWarper({p!r})"] if p < 1.0 else [])
-        out.append(f"warpers = [{', '.join(warpers)}]  # the same temperature and top_p as generate()")
-    out += ["new_ids = []",
-            "with torch.inference_mode():"]
-    if cache:
-        out += ["    # prefill: the whole prompt in one forward pass; use_cache=True returns every layer's keys and",
-                "    # values (past_key_values). logits_to_keep=1: the logits of the last position only, as generate()",
-                "    out = model(input_ids=ids, attention_mask=mask, use_cache=True, logits_to_keep=1)"]
-    else:
-        out += ["    # no cache: every step runs the whole sequence again, prompt included, so step n costs more",
-                "    # than step n-1; the KV cache is what saves that",
-                "    out = model(input_ids=ids, attention_mask=mask, use_cache=False, logits_to_keep=1)"]
-    out += ["    while True:",
-            "        scores = out.logits[:, -1, :].float()  # generate() chooses in float32"]
-    if greedy:
-        out.append("        next_id = scores.argmax(dim=-1, keepdim=True)  # greedy")
-    else:
-        out += ["        for w in warpers:",
-                "            scores = w(ids, scores)",
-                "        next_id = torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1)  # sampling"]
-    out += ["        new_ids.append(next_id.item())  # .item() copies to the CPU: it waits for the device",
-            f"        if new_ids[-1] in eos or len(new_ids) == {n}:",
-            "            break",
-            "        ids = torch.cat([ids, next_id], dim=-1)",
-            "        mask = torch.cat([mask, mask.new_ones((1, 1))], dim=-1)"]
-    if cache:
-        out += ["        # decode: only the new token goes in; the cache holds the keys and values of all the others",
-                "        out = model(input_ids=next_id, attention_mask=mask, past_key_values=out.past_key_values,",
-                "                    use_cache=True, logits_to_keep=1)"]
-    else:
-        out.append("        out = model(input_ids=ids, attention_mask=mask, use_cache=False, logits_to_keep=1)")
-    return out
+def core_source(skip: set[str] = frozenset()) -> list[str]:
+    """The decode loop as the playground runs it: the source of `playground.run.loop` (its docstring
+    aside), under a comment saying so; import lines already in `skip` are left out."""
+    text = inspect.getsource(loop)
+    first = ast.parse(text).body[1].lineno  # the statement after the module's docstring
+    body = [ln for ln in text.splitlines()[first - 1:] if ln not in skip]
+    return ["", "", "# The decode loop, as the device playground runs it (its playground/run/loop.py, verbatim).", *body, ""]

@@ -71,3 +71,21 @@ def test_iterate_raises_the_producers_error():
     assert next(it) == 1
     with pytest.raises(RuntimeError, match="same device"):
         next(it)
+
+
+def test_relay_yields_what_a_calling_back_producer_puts_then_its_error():
+    """A producer that calls back (generate()'s streamer) rather than yields: its items, in order, from a
+    thread of its own, then its exception, raised in the consumer."""
+    where = []
+
+    def work(put):
+        where.append(threading.current_thread())
+        for i in range(3):
+            put(i)
+        raise RuntimeError("CUDA out of memory")
+
+    it = threads.relay(work, threading.Event())
+    assert [next(it) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(RuntimeError, match="out of memory"):
+        next(it)
+    assert where[0] is not threading.current_thread() and not where[0].is_alive()

@@ -12,7 +12,7 @@ from playground.core import settings
 from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
 from playground.core.paths import BUNDLED_NAME
-from playground.load import catalog, estimate, fit, loader
+from playground.load import catalog, fit, kv, loader
 from playground.run.kvcache import cache_bytes
 from playground.run.pool import ModelPool
 
@@ -38,7 +38,7 @@ def _filled(config, dtype: torch.dtype, tokens: int, step: int = 5) -> int:
     """Bytes of Transformers' own DynamicCache for `config` after `tokens` tokens, fed `step` at a time as a
     prefill and a decode would feed it."""
     cfg = config.get_text_config(decoder=True)
-    s = estimate.kv_shape(cfg)
+    s = kv.shape(cfg)
     cache = DynamicCache(config=cfg)
     done = 0
     while done < tokens:
@@ -55,21 +55,21 @@ def _filled(config, dtype: torch.dtype, tokens: int, step: int = 5) -> int:
 def test_kv_bytes_is_what_transformers_cache_holds(name, tokens):
     config = _config(name)
     for dtype in (torch.float32, torch.bfloat16):
-        assert fit.kv_bytes(config, dtype, tokens) == _filled(config, dtype, tokens), (name, tokens, dtype)
-    assert fit.kv_bytes(config, torch.float32, tokens, batch=3) == 3 * fit.kv_bytes(config, torch.float32, tokens)
+        assert kv.size(config, dtype, tokens) == _filled(config, dtype, tokens), (name, tokens, dtype)
+    assert kv.size(config, torch.float32, tokens, batch=3) == 3 * kv.size(config, torch.float32, tokens)
 
 
 def test_sliding_layers_stop_growing_and_gqa_counts_kv_heads():
     mistral = _config("mistral (every layer slides, window 16)")
-    assert fit.kv_bytes(mistral, torch.float32, 1000) == fit.kv_bytes(mistral, torch.float32, 15)
-    assert fit.sliding(mistral) == dict(layers=2, of=2, window=16)
+    assert kv.size(mistral, torch.float32, 1000) == kv.size(mistral, torch.float32, 15)
+    assert kv.sliding(mistral) == dict(layers=2, of=2, window=16)
     gemma = _config("gemma2 (sliding and full layers alternate)")
-    assert fit.sliding(gemma) == dict(layers=2, of=4, window=16)
-    grows = fit.kv_bytes(gemma, torch.float32, 1000) - fit.kv_bytes(gemma, torch.float32, 999)
+    assert kv.sliding(gemma) == dict(layers=2, of=4, window=16)
+    grows = kv.size(gemma, torch.float32, 1000) - kv.size(gemma, torch.float32, 999)
     assert grows == 2 * 2 * 2 * 16 * 4  # the two full layers only: 2 (k, v) x 2 KV heads x 16 head dim x 4 bytes
     llama = _config("llama GQA (8 heads share 2 KV heads)")
-    assert fit.kv_bytes(llama, torch.float32, 1) == 3 * 2 * 2 * 8 * 4  # KV heads, not the 8 attention heads
-    assert fit.sliding(llama) is None
+    assert kv.size(llama, torch.float32, 1) == 3 * 2 * 2 * 8 * 4  # KV heads, not the 8 attention heads
+    assert kv.sliding(llama) is None
 
 
 def test_the_activation_peak_is_measured_the_same_each_time(bundled):

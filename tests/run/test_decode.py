@@ -120,18 +120,10 @@ def test_sampling_uses_generate_seed_semantics(bundled, noisy):
 
 
 def test_step_seconds_from_the_token_streamer_timestamps(bundled):
-    streamer = generation.TokenStreamer()
-    enc = bundled.tokenizer(PROMPT, return_tensors="pt")
-    with torch.inference_mode():
-        bundled.model.generate(**enc, max_new_tokens=12, do_sample=False, streamer=streamer,
-                               pad_token_id=bundled.model.generation_config.pad_token_id)
-    stamps = []
-    while True:
-        item = streamer.queue.get_nowait()
-        if not isinstance(item, tuple):
-            break
-        stamps.append(item[1])
+    params = GenerationParams(max_new_tokens=12, chat_template=False)
+    *_, (_, st) = generation.stream(bundled.model, bundled.tokenizer, "cpu", PROMPT, params, exact=True)
+    stamps = st.token_times  # the streamer's stamps, seconds since the call
     steps = decode.step_seconds(stamps)
-    assert len(stamps) == 12 and len(steps) == 11
+    assert len(stamps) == 12 == len(st.token_ids) and len(steps) == 11
     assert all(s >= 0 for s in steps) and sum(steps) == pytest.approx(stamps[-1] - stamps[0])
     assert decode.step_seconds([1.0]) == [] and decode.profile([]) == {"count": 0}

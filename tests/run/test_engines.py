@@ -114,7 +114,7 @@ def greedy(pool, device: str, dtype: str, runs: int = 1) -> tuple[list[int], flo
     pool.load(*loader.parse(BUNDLED_NAME, device, dtype))
     with pool.held() as lm:
         for _ in range(runs):
-            ids, stamps, n_prompt = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device,
+            ids, stamps, n_prompt = threads.run(generation.generate_ids, lm.model, lm.tokenizer, lm.device,
                                                 engines.PROMPT, TOKENS)
     return ids, (len(ids) - 1) / (stamps[-1] - stamps[0]) if len(ids) > 1 else None, n_prompt
 

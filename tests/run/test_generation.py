@@ -131,3 +131,26 @@ def test_a_list_of_eos_ids_stops_at_any_of_them_and_says_eos(bundled, monkeypatc
                                              GenerationParams(max_new_tokens=32, temperature=0))
     assert (stats.new_tokens, stats.finish_reason) == (stop_at, "eos")
     assert text == tok.decode(ref[:stop_at], skip_special_tokens=True) and text.endswith(".")
+
+
+def test_the_streamer_stamps_every_token_and_hands_them_over_in_batches():
+    """One hand-over at the first token, then at most one per `min_interval`, and the rest at the end: the
+    consumer wakes per batch, not per token; every token keeps its own arrival time."""
+    got = []
+    s = generation.TokenStreamer(got.append, min_interval=60.0)
+    s.put(torch.tensor([[11, 12, 13]]))  # the prompt: counted, not handed over
+    for tok in (5, 6, 7):
+        s.put(torch.tensor([tok]))
+    s.end()
+    assert s.prompt_tokens == 3
+    assert [([tok for tok, _ in batch], last) for batch, last in got] == [([5], False), ([6, 7], True)]
+    stamps = [t for batch, _ in got for _, t in batch]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3
+    got.clear()
+    s = generation.TokenStreamer(got.append, min_interval=0.0)
+    s.put(torch.tensor([[11]]))
+    for tok in (5, 6):
+        s.put(torch.tensor([tok]))
+    s.end()
+    assert [([tok for tok, _ in batch], last) for batch, last in got] == [([5], False), ([6], False), ([], True)]
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import os
 import shutil
@@ -197,13 +198,50 @@ def test_synthetic_and_model_dirs_folders_are_found_not_quoted(tmp_path, monkeyp
     compile(src, "snippet", "exec")
 
 
+def _generate_tokens_call(src: str) -> ast.Call:
+    calls = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call) and ast.unparse(n.func) == "generate_tokens"
+             and isinstance(n.args[0], ast.Name) and n.args[0].id == "model"]
+    assert len(calls) == 1, src
+    return calls[0]
+
+
 @pytest.mark.parametrize("engine", ["generate", "manual", "manual-nocache"])
 def test_each_engine_writes_its_own_code(engine):
     src = snippet(BUNDLED_NAME, "cpu", "float32", PROMPT, 8, 0, 1, 0, engine=engine)
     assert ("model.generate(" in src) == (engine == "generate")
-    assert ("past_key_values=out.past_key_values" in src) == (engine == "manual")
-    assert ("use_cache=False" in src) == (engine == "manual-nocache")
+    assert ("def decode_one_token(" in src) == (engine != "generate")
+    if engine != "generate":
+        kw = {k.arg: ast.unparse(k.value) for k in _generate_tokens_call(src).keywords}
+        assert kw == {"warpers": "None", "use_cache": str(engine == "manual")}
     compile(src, "snippet", "exec")
+
+
+@pytest.mark.parametrize("engine, t, p", [("manual", 0, 1), ("manual-nocache", 0, 1), ("manual", 0.7, 0.9)])
+def test_the_loop_to_copy_is_the_source_the_playground_runs(engine, t, p):
+    """The manual engines' code to copy defines the decode core's functions with their source, verbatim,
+    once each, and calls its whole loop with the run's budget and sampling (the page's tokens: the slow test)."""
+    from playground.run import loop
+
+    src = snippet(BUNDLED_NAME, "cpu", "float32", PROMPT, 8, t, p, 0, engine=engine)
+    for fn in (loop.eos_ids, loop.warpers_for, loop.last_logits_only, loop.prefill, loop.choose,
+               loop.decode_one_token, loop.decode_n_tokens, loop.generate_tokens):
+        assert src.count(inspect.getsource(fn)) == 1, fn.__name__
+    defined = [n.name for n in ast.parse(src).body if isinstance(n, ast.FunctionDef)]
+    assert defined == [n.name for n in ast.parse(inspect.getsource(loop)).body if isinstance(n, ast.FunctionDef)]
+    call = _generate_tokens_call(src)
+    assert ast.literal_eval(call.args[3]) == 8 and ast.unparse(call.args[4]) == "eos_ids(model)"
+    warpers = {k.arg: ast.unparse(k.value) for k in call.keywords}["warpers"]
+    assert warpers == ("None" if t == 0 else f"warpers_for({t!r}, {p!r})")
+
+
+def test_no_decode_step_is_written_in_the_web_layer():
+    """The loop the page shows is the loop it runs: no forward pass with a cache is spelled out under
+    playground/web (the code to copy takes it from playground/run/loop.py)."""
+    web = Path(code.__file__).parent
+    for path in web.rglob("*.py"):
+        text = path.read_text()
+        for spelled in ("past_key_values", "use_cache=True", "logits_to_keep", "model(input_ids"):
+            assert spelled not in text, (path.name, spelled)
 
 
 @pytest.mark.parametrize("prompt", ['He said """no"""\n', "back\\slash 'quote'", "你好，世界\t\x7f"])

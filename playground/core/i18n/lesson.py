@@ -175,9 +175,17 @@ TEXT: dict[str, W] = {
     "lesson.forward.said": W(
         "One forward pass over your {prompt} prompt tokens took {fwd} ms and returned {positions} × {vocab} logits: "
         "a score for every vocabulary entry at every position, and no text. `generate()` made {new} new tokens in "
-        "{gen} ms and {calls}; {first}.",
+        "{gen} ms and {calls}; {first}. {warm}",
         "对你的 {prompt} 个提示词 token 做一次前向传播用了 {fwd} 毫秒，返回 {positions} × {vocab} 个 logits："
-        "每个位置上词表里每一项的得分，没有文字。`generate()` 用 {gen} 毫秒生成了 {new} 个新 token，{calls}；{first}。"),
+        "每个位置上词表里每一项的得分，没有文字。`generate()` 用 {gen} 毫秒生成了 {new} 个新 token，{calls}；{first}。{warm}"),
+    "lesson.forward.warm": W(
+        "Both were timed warm: each ran once untimed first ({fwarm} and {gwarm} forward passes), since a first "
+        "call also pays one-time costs (kernels chosen, memory allocated, weights read in).",
+        "两边都是预热后计时的：各自先不计时地运行一次（分别 {fwarm} 次和 {gwarm} 次前向传播），"
+        "因为第一次调用还要付一次性的开销（选择内核、分配内存、读入权重）。"),
+    "lesson.forward.cold": W(
+        "Neither was warmed up first: a first call also pays one-time costs, so these times are not comparable.",
+        "两边都没有先预热：第一次调用还要付一次性的开销，所以这两个时间不可比。"),
     "lesson.forward.calls.each": W("called the model {calls} times, once per new token",
                                    "调用了模型 {calls} 次，每个新 token 一次"),
     "lesson.forward.calls.other": W("called the model {calls} times", "调用了模型 {calls} 次"),
@@ -270,6 +278,10 @@ TEXT: dict[str, W] = {
     "lesson.fig.calls": W("forward passes inside `generate()`", "`generate()` 内部的前向传播次数"),
     "lesson.fig.generate_ms": W("`generate()` (ms)", "`generate()`（毫秒）"),
     "lesson.fig.same_first": W("first token = forward's top score", "第一个 token = 前向传播的最高分"),
+    "lesson.fig.forward_warmup": W("untimed warm-up: forward passes before the timed forward",
+                                   "不计时的预热：计时的前向传播之前的前向传播次数"),
+    "lesson.fig.generate_warmup": W("untimed warm-up: forward passes of a `generate()` before the timed one",
+                                    "不计时的预热：计时的 `generate()` 之前那次 `generate()` 的前向传播次数"),
     "lesson.fig.prefill_ms": W("prefill (ms)", "预填充（毫秒）"),
     "lesson.fig.cached_ms": W("decode step with the cache, median (ms)", "带缓存的解码步，中位数（毫秒）"),
     "lesson.fig.nocache_ms": W("decode step without the cache, median (ms)", "不带缓存的解码步，中位数（毫秒）"),
