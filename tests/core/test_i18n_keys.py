@@ -31,7 +31,7 @@ NOT_KEYS = {"gpu.pt": "a file name (lab/factcheck/devices.py)"}
 
 # Keys built at run time -> the values their blank takes, from the code that builds them.
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "flag.{}": ("device", "dtype", "mixed"),  # lab/inspect.py: a ModuleRow's flags
+    "flag.{}": ("device", "dtype", "mixed", "planned"),  # lab/inspect.py: a ModuleRow's flags
     "catalog.{}": ("bundled", "hub", "synthetic"),  # load/catalog.py: an Entry's kind
     "note.migrate.{}": ("noop", "copied", "auto_hooks", "auto_single"),  # load/loader.py: LoadReport.migrate_code
     "cmp.col.{}": ("pair", "status", "runs", "load", "migrate", "ttft", "rate", "bound", "rss", "weights"),
@@ -53,12 +53,12 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     # the two load paths (load/straight.py), the two forms, the tiers' colours, where a tier's bytes came from
     "place.store.{}": ("resident", "cpu-state-dict", "checkpoint", "offload-folder", "none", "mixed"),
     "place.run.{}": ("ram", "warm", "cold"),
-    "place.holds.{}": ("compute", "hooks", "disk", "other"),
     "place.series.{}": ("warm", "cold", "bound"),
     "place.path.{}": ("straight", "then_move"),
     "place.straight.form.{}": ("dtype", "device"),
     "place.tier.{}": ("cuda", "mps", "cpu", "disk", "meta", "mixed"),
     "place.offered.{}": ("limit", "free"),
+    "flag.offloaded_{}": ("disk", "ram"),  # lab/render.py: a module Accelerate's plan offloaded, where to
     # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
     "ledger.part.{}": ledger.PARTS,
     "ledger.short.{}": ledger.PARTS,  # the bars' legends
