@@ -76,12 +76,16 @@ print("y:", tuple(y.shape), y.dtype, "on", y.device)
         "simulation": W(
             "This machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
             "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
-            "here the weight stays float32 and the input is bfloat16: the same check fires with its own message. "
+            "here the input stays float32 and the weight is bfloat16: the same check fires with its own message. "
+            "(A batch of two: on the CPU the check runs on oneDNN's path, which PyTorch takes for a float32 "
+            "input of more than one image, whatever the CPU's instructions.) "
             "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
             "instead of two CPU dtypes. The fixed run below happens on the CPU.",
             "这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
-            "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里权重保持 float32、"
-            "输入是 bfloat16：同一个检查用它自己的消息报错。在 GPU 上，"
+            "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里输入保持 float32、"
+            "权重是 bfloat16：同一个检查用它自己的消息报错。"
+            "（批次为两张：在 CPU 上这个检查位于 oneDNN 的路径中，"
+            "无论 CPU 有哪些指令，输入为 float32 且多于一张图时 PyTorch 都走这条路径。）在 GPU 上，"
             "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
             "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
         ),
@@ -98,11 +102,14 @@ def conv_devices(lab: Lab, r: BreakResult) -> None:
         attempt(r, lambda: convolve(placed, x))
     if r.simulated and not r.raised:
         # a limit of the simulation: this PyTorch's fake convolution skips the type check (it returns a
-        # result); trip the same check with a dtype difference instead, on the CPU
-        xb = x.to(torch.bfloat16)
-        r.tensors = [row("x", xb), row("conv.weight", conv.weight)]
+        # result); trip the same check with a dtype difference instead, on the CPU. The CPU runs that check
+        # only on oneDNN's path, which it takes for a float32 input of two images or more (a bfloat16 input
+        # takes it only where the CPU has bfloat16 instructions: elsewhere slow_conv2d words a dtype clash
+        # its own way), so the input stays float32, batched by two, and the weight is bfloat16.
+        xb, conv_b = x.expand(2, -1, -1, -1), copy.deepcopy(conv).to(torch.bfloat16)
+        r.tensors = [row("x", xb), row("conv.weight", conv_b.weight)]
         with torch.no_grad():
-            attempt(r, lambda: convolve(conv, xb))
+            attempt(r, lambda: convolve(conv_b, xb))
         mark(lab, r, "scenario.conv-devices.simulation", "", device="cpu")
     # the real message names the legacy tensor types: a fake cuda tensor knows its own
     built = gpu_wording.conv_types(x.type(), placed.weight.type()) if r.simulated and r.raised else None
