@@ -72,6 +72,10 @@ MUTABLE_GLOBALS = {
                                             "answers are kept, not the library's data)",
     "playground.lab.gpu_wording._fragments": "the literal pieces of torch's two device-check messages, read once out "
                                              "of the installed libtorch",
+    "playground.lab.gpu_wording.fake_template": "FakeTensor's device-mismatch wording, read once out of the installed "
+                                                "torch's fake_tensor.py",
+    "playground.lab.outcome.ANY_MISMATCH": "a pattern for any two devices, rebuilt on each read from the wordings "
+                                           "gpu_wording keeps: holds nothing of its own",
     "playground.lab.gpu_wording._yaml_entry": "an operator's entry in torch's native_functions.yaml, read once per "
                                               "operator",
     "playground.lab.gpu_wording._conv_fragments": "the three literals of the convolution type-check message, read once "
