@@ -29,6 +29,9 @@ from playground.load.catalog import ModelConfig
 MEASURE_TOKENS = (16, 128)  # the two short prompts the activation peak is measured on (at most half the context)
 
 
+_SLIDING_KINDS = ("sliding_attention", "chunked_attention", "hybrid_sliding", "reference_sliding_attention")
+
+
 def _layers(config) -> list[int | None]:
     """Per layer: the tokens it keeps at most (its sliding window - 1), None for all, 0 for none."""
     cfg = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
@@ -36,6 +39,9 @@ def _layers(config) -> list[int | None]:
         types, kwargs = get_layer_types_and_kwargs(cfg)
     except (AttributeError, TypeError):  # a config without per-layer structure: every layer keeps every token
         return [None] * estimate.kv_shape(config)["layers"]
+    if isinstance(kwargs, dict):  # Transformers 5.17: one dict shared by every layer (5.23: one per layer); only
+        # the layers of a sliding kind read its sliding_window
+        kwargs = [kwargs if kind in _SLIDING_KINDS else {} for kind in types]
     out: list[int | None] = []
     for kind, kw in zip(types, kwargs):
         if kind == "dummy":
