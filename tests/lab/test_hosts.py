@@ -91,3 +91,19 @@ def test_one_scenario_that_crashes_fails_alone(monkeypatch):
     assert results["inputs-on-cpu"] == "inputs-on-cpu" and len(results) == len(scenarios.SCENARIOS)
     with pytest.raises(AssertionError, match="scenario cuda-mixed-to did not run to a result: RuntimeError: CUDA"):
         results["cuda-mixed-to"]
+
+
+def test_dataparallel_is_a_two_gpu_mistake_and_says_what_one_gpu_does():
+    """With one visible GPU, nn.DataParallel's constructor moves the module itself: the lab "raised for real" on a
+    one-GPU host an error no one-GPU user gets (and its broken script exited 0). It is a two-GPU mistake now,
+    simulated where fewer are present, and the result says what one GPU does, from the installed source."""
+    sc = scenarios.get("dataparallel-not-moved")
+    one_gpu = target.Target("cuda:0", devices=1)  # a one-GPU host's page target
+    assert target.for_scenario(sc, one_gpu).simulated
+    r = harness.run(sc, target=one_gpu)
+    assert r.simulated and r.raised and "on device cuda:0 (device_ids[0])" in r.error_message, r.error_message
+    assert r.measured["one_gpu_constructor"].endswith("self.module.to(self.src_device_obj)")
+    assert r.measured["one_gpu_constructor"].startswith("torch/nn/parallel/data_parallel.py:")
+    note = next(n for n in r.notes if n.key == "scenario.dataparallel-not-moved.one_gpu")
+    assert "moves the module to that GPU itself" in note.text("en") and "构造函数自己" in note.text("zh")
+    assert r.fix_ok, r.fix_error
