@@ -16,6 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch._subclasses.fake_tensor as ft
+import transformers
+from transformers.generation.utils import GenerationMixin
 
 from playground.lab import gpu_wording, harness, outcome, scenarios
 from playground.lab.diagnose import diagnose
@@ -91,3 +93,28 @@ def test_every_fake_scenario_does_what_its_data_expects_with_torch_2_11s_words(t
         if r.raised and "FakeTensor" in (r.error_message or ""):
             ids = diagnose(r.diagnose_text()).ids()
             assert sid in (ids if sid in SHARED_WORDING else ids[:1]), (sid, ids, r.error_message)
+
+
+# Transformers 5.17's GenerationMixin.prepare_inputs_for_generation, as the lab reads it: no line copies the
+# forward's inputs to the model's device (5.23's `move_to_device(model_inputs, ...)`). Generation still runs
+# through the installed function.
+_INSTALLED_PREPARE = GenerationMixin.prepare_inputs_for_generation
+
+
+def prepare_as_in_5_17(self, *args, **kwargs):
+    return _INSTALLED_PREPARE(self, *args, **kwargs)
+
+
+def test_generate_device_type_says_what_the_installed_transformers_does_after_the_warning(monkeypatch):
+    """"Generation succeeds with inputs on cuda and the model on the CPU" holds from Transformers 5.23; on 5.17
+    the broken script raises after the warning. The result says which the installed version does, naming it."""
+    r = harness.run(scenarios.get("generate-device-type"))
+    moves = next(n for n in r.notes if n.key == "scenario.generate-device-type.moves")
+    assert f"Transformers {transformers.__version__}, installed here, copies" in moves.text("en")
+    assert "move_to_device(model_inputs" in moves.text("en") and "5.17" in moves.text("zh")
+    monkeypatch.setattr(GenerationMixin, "prepare_inputs_for_generation", prepare_as_in_5_17)
+    r = harness.run(scenarios.get("generate-device-type"))
+    stays = next(n for n in r.notes if n.key == "scenario.generate-device-type.stays")
+    assert f"Transformers {transformers.__version__}, installed here, does not copy" in stays.text("en")
+    assert "index_select" in stays.text("en") and "5.23" in stays.text("zh")
+    assert "Stopped at the check" in r.notes[0].text("en") and not r.raised and r.fix_ok
