@@ -325,6 +325,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
     else:
         first = next(model.parameters())
         ptr_before, dev_before = first.data_ptr(), first.device
+        mapped = migration.file_backed_bytes(model)  # still in the checkpoint's mapping: a copy faults them in
         with _timed("migrate", phases, sync=dev.id) as moved:
             model.to(dev.id)
         first = next(model.parameters())
@@ -332,7 +333,7 @@ def load(plan: Plan, progress: Progress = _quiet) -> LoadedModel:
         if first.data_ptr() == ptr_before and first.device == dev_before:
             code, fields = "noop", {"device": str(dev_before)}
         else:
-            code, fields = "copied", {"src": str(dev_before), "dst": str(first.device)}
+            code, fields = "copied", {"src": str(dev_before), "dst": str(first.device), "mapped_bytes": mapped}
     moved.note = said(f"note.migrate.{code}", **fields)
 
     # eval() flips `training` on every submodule: dropout off. Moves nothing.
