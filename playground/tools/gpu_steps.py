@@ -42,23 +42,25 @@ def load_vs_to(device: str) -> dict:
     """from_pretrained on the CPU, then `.to('cuda:0')`, timed apart by the loader, for the bundled model (float32:
     still mapped from its checkpoint when the move starts) and a ~1B-parameter synthetic one in bfloat16, each
     beside what the measured rates predict (`migration.gap`). The process's first CUDA call is timed apart."""
-    survey = bandwidth.survey([devices.parse_device(device)])
-    link, _ = _link_gbps(device)
-    out = {"gpu": torch.cuda.get_device_name(0), "capability": ".".join(map(str, torch.cuda.get_device_capability(0))),
-           "survey": survey, "models": []}
+    survey, models = None, []
     for name, dtype in ((BUNDLED_NAME, "float32"), (ONE_B, "bfloat16")):
+        if survey is not None:
+            torch.cuda.reset_peak_memory_stats(0)
         lm = loader.load(loader.prepare(*loader.parse(name, device, dtype)))
+        if survey is None:  # after the first load, whose first CUDA call made (and timed) the context
+            survey = bandwidth.survey([devices.parse_device(device)])
         r = lm.report.to_dict()
-        out["models"].append(dict(
+        models.append(dict(
             model=name, dtype=dtype, weights_bytes=r["weights_bytes"], param_count=r["param_count"],
             phases={p["name"]: p["seconds"] for p in r["phases"]}, load_seconds=r["load_seconds"],
             migrate_seconds=r["migrate_seconds"], migrate_fields=r["migrate_fields"],
-            gap=migration.gap(lm.report, lm.model, survey, link).to_dict(),
+            gap=migration.gap(lm.report, lm.model, survey, _link_gbps(device)[0]).to_dict(),
             peak_vram=torch.cuda.max_memory_allocated(0)))
         del lm
         memory.release_memory()
-    out["cuda_context"] = ledger.cuda_context(0)  # measured at the first call above (the bundled model's load)
-    return out
+    return {"gpu": torch.cuda.get_device_name(0), "capability": ".".join(map(str, torch.cuda.get_device_capability(0))),
+            "cuda_context": ledger.cuda_context(0),  # measured at the first load's first CUDA call
+            "survey": survey, "models": models}
 
 
 def h2d(device: str) -> dict:

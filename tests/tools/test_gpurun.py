@@ -63,7 +63,7 @@ def test_a_spent_budget_skips_the_remaining_steps_saying_so(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--only", "h2d,warp"], "--only takes steps among selfcheck, load_vs_to, h2d"),
+    (["--only", "h2d,warp"], "--only takes steps among load_vs_to, h2d, straight_vs_move"),
     (["--budget", "5"], "--budget must be a number of seconds from 30 to 3600"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys, args, message):
