@@ -3,6 +3,8 @@ the device tests' parametrisation (each device present; `--device X` keeps one) 
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -51,6 +53,21 @@ def pytest_collection_finish(session):
 # A device test without a `device` argument runs on the CPU.
 
 KINDS = ("cpu", "cuda", "mps")
+WEB_LAYER = ("gradio", "gradio_client")  # what tests/web and tests/e2e import; a bare GPU image has neither
+
+
+def need_web_layer(folder: str) -> None:
+    """Called at the top of a folder's conftest: where the web layer's packages are absent (a bare CUDA image,
+    which runs the device tests through `python -m playground selfcheck`), the folder's tests skip, naming what
+    is missing, instead of failing to collect. Under .ci/run (PLAYGROUND_REQUIRE_BROWSER=1) it is a failure."""
+    missing = [m for m in WEB_LAYER if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    reason = (f"{folder} needs the web layer: {' and '.join(missing)} not installed "
+              "(pip install -r tests/requirements.txt)")
+    if os.environ.get("PLAYGROUND_REQUIRE_BROWSER") == "1":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def chosen_device(config) -> str | None:

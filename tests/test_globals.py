@@ -41,6 +41,9 @@ MUTABLE_GLOBALS = {
                                       "the lab, the fact-check and the diagnoser work on, loaded once per process",
     "playground.run.compiled._CURRENT": "the decode step compiled for one model (held weakly) with its static KV "
                                         "caches: torch.compile's state is process-wide, so one model at a time",
+    "playground.hw.zerogpu._CALLS": "how many @spaces.GPU-decorated calls run in this process: ZeroGPU runs each "
+                                    "in the worker process that holds the GPU, so the count is that process's",
+    "playground.hw.zerogpu._CALLS_LOCK": "guards that count against two calls starting or ending at once",
     "playground.hw.memory._NVML_STATE": "the pynvml module after nvmlInit(), or why NVML is unavailable: NVML is "
                                         "initialised once per process",
     "playground.hw.ledger._CONTEXT": "each GPU's CUDA context as measured around its first CUDA call: a context is "
@@ -75,6 +78,10 @@ MUTABLE_GLOBALS = {
                                             "answers are kept, not the library's data)",
     "playground.lab.gpu_wording._fragments": "the literal pieces of torch's two device-check messages, read once out "
                                              "of the installed libtorch",
+    "playground.lab.gpu_wording.fake_template": "FakeTensor's device-mismatch wording, read once out of the installed "
+                                                "torch's fake_tensor.py",
+    "playground.lab.outcome.ANY_MISMATCH": "a pattern for any two devices, rebuilt on each read from the wordings "
+                                           "gpu_wording keeps: holds nothing of its own",
     "playground.lab.gpu_wording._yaml_entry": "an operator's entry in torch's native_functions.yaml, read once per "
                                               "operator",
     "playground.lab.gpu_wording._conv_fragments": "the three literals of the convolution type-check message, read once "

@@ -237,8 +237,9 @@ def sync(device: str | torch.device | None) -> None:
     CUDA and MPS calls are asynchronous: without this, a timer would stop while
     kernels are still running and report an impossibly short time.
     """
-    if zerogpu.active():
-        return  # ZeroGPU's main process has emulated CUDA only: no real work queued, no device to ask
+    if zerogpu.active() and not zerogpu.in_gpu_call():
+        return  # ZeroGPU's main process has emulated CUDA only: no real work queued, no device to ask (inside a
+        # @spaces.GPU call, in the worker that holds the GPU, CUDA is real and its work is waited for)
     kind = torch.device(device).type if device not in (None, "auto") else None
     if kind == "cuda":
         torch.cuda.synchronize(torch.device(device))  # the named GPU (synchronize() alone waits for the current one)

@@ -23,11 +23,13 @@ from playground.hw.census import Census, census, resident_files
 
 # Each part by its name (its words: ledger.part.<name>). Another part is added here, by name, with its words.
 PARTS = ("runtime", "libraries", "cuda_context", "weights", "weights_mapped", "weights_copied", "kv_cache", "activations",
-         "others_mapped", "others_copied", "allocator_cache", "unaccounted", "other_processes", "free")
+         "others_mapped", "others_copied", "allocator_cache", "cublas_workspace", "unaccounted", "other_processes",
+         "driver_reserved", "free")
 # Each counter by its key (its words: ledger.counter.<key>): what reads the bytes.
 COUNTERS = (
     "rss", "rss_anon_idle", "smaps_files", "smaps", "storages", "cache_object", "vmhwm", "meminfo_free", "meminfo_others",
     "cuda_context", "cuda_allocator", "cuda_max_allocated", "mem_get_info", "nvml_process", "nvml_others",
+    "cublas_workspace", "nvml_reserved",
     "mps_allocator", "mps_recommended", "live_tensors", "pool_storages",
 )
 # scope: "process" parts sum, with `unaccounted`, to what the process holds on the device; "peak" rises above
@@ -169,7 +171,7 @@ def cuda_context(index: int) -> dict:
     if index in _CONTEXT:
         return _CONTEXT[index]
     if not cuda_context_pending(index):
-        _CONTEXT[index] = dict(measured=False, seconds=None, host_bytes=None, device_bytes=None)
+        _CONTEXT[index] = dict(measured=False, seconds=None, host_bytes=None, device_bytes=None, cublas_bytes=None)
         return _CONTEXT[index]
     used_before = _nvml_used(index)
     rss0 = memory.rss_bytes()
@@ -181,8 +183,10 @@ def cuda_context(index: int) -> dict:
     used_after = _nvml_used(index)
     device = (used_after - used_before - torch.cuda.memory_reserved(index)
               if used_before is not None and used_after is not None else None)
-    _CONTEXT[index] = dict(measured=True, seconds=seconds, host_bytes=max(host, 0), device_bytes=device)
+    _CONTEXT[index] = dict(measured=True, seconds=seconds, host_bytes=max(host, 0), device_bytes=device,
+                           cublas_bytes=memory.cublas_workspace(index))
     return _CONTEXT[index]
+
 
 
 def _nvml_used(index: int) -> int | None:
@@ -190,7 +194,7 @@ def _nvml_used(index: int) -> int | None:
     if nvml is None:
         return None
     try:
-        return int(nvml.nvmlDeviceGetMemoryInfo(memory.nvml_handle(nvml, index)).used)
+        return memory.nvml_memory(nvml, memory.nvml_handle(nvml, index)).used
     except Exception:  # an NVML error must not break a load
         return None
 
@@ -206,21 +210,24 @@ class GpuCounters:
     total: int
     allocated: int  # torch.cuda.memory_allocated
     reserved: int  # torch.cuda.memory_reserved
-    nvml_used: int | None = None  # the device, every process
+    nvml_used: int | None = None  # the device, every process (NVML v2: the driver's reserve apart)
+    nvml_reserved: int | None = None  # the driver's reserve (NVML v2); None where only v1 answers
     process_used: int | None = None  # NVML's per-process figure for this process's pid, when listed
     pids: list[int] = field(default_factory=list)  # the pids NVML listed
     context: int | None = None  # the context's device bytes, measured at the first call (`cuda_context`)
+    cublas: int | None = None  # cuBLAS's workspaces, measured with the context (`cublas_workspace`)
 
 
 def read_gpu(index: int) -> GpuCounters:
     free, total = torch.cuda.mem_get_info(index)
     c = GpuCounters(index, int(free), int(total), torch.cuda.memory_allocated(index), torch.cuda.memory_reserved(index),
-                    context=_CONTEXT.get(index, {}).get("device_bytes"))
+                    context=_CONTEXT.get(index, {}).get("device_bytes"), cublas=_CONTEXT.get(index, {}).get("cublas_bytes"))
     nvml, _ = memory.nvml_module()
     if nvml is not None:
         try:
             handle = memory.nvml_handle(nvml, index)
-            c.nvml_used = int(nvml.nvmlDeviceGetMemoryInfo(handle).used)
+            info = memory.nvml_memory(nvml, handle)
+            c.nvml_used, c.nvml_reserved = info.used, info.reserved
             procs = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
             c.pids = [int(p.pid) for p in procs]
             mine = [p for p in procs if int(p.pid) == os.getpid()]
@@ -232,22 +239,36 @@ def read_gpu(index: int) -> GpuCounters:
 
 def gpu_parts(c: GpuCounters, held: list[Part]) -> list[Part]:
     """A GPU's parts beyond the tensors already counted in `held` (weights, KV cache on this GPU): the
-    CUDA context, the allocator's cache (reserved but not allocated), what no part explains (this process's
-    NVML figure less the parts), other processes (NVML's device figure less this process's) and free."""
+    CUDA context, the allocator's cache (reserved but not allocated), cuBLAS's workspaces (allocated, in no
+    tensor), what no part explains (this process's NVML figure less the parts), other processes (NVML's device
+    figure less this process's), the driver's reserve (NVML v2) and free.
+
+    NVML's per-process figure counts only where it can be this process's: at least what its allocator
+    reserved. Inside a container it may be 0, or another process's under a host PID equal to this one's."""
     dev = f"cuda:{c.index}"
-    container = said("ledger.note.nvml_pids", pid=os.getpid(), n=len(c.pids)) if c.nvml_used is not None else \
-        said("ledger.note.no_nvml")
+    listed = c.process_used is not None and c.process_used >= max(c.reserved, 1)
+    if c.nvml_used is None:
+        why = said("ledger.note.no_nvml")
+    elif c.process_used is not None and not listed:
+        why = said("ledger.note.nvml_not_this", pid=os.getpid(), used=_mib(c.process_used), reserved=_mib(c.reserved))
+    else:
+        why = said("ledger.note.nvml_pids", pid=os.getpid(), n=len(c.pids))
+    v1 = said("ledger.note.nvml_v1") if c.nvml_used is not None and c.nvml_reserved is None else None
     out = [part("cuda_context", dev, c.context, "cuda_context",
                 note=None if c.context is not None else said("ledger.note.context_unmeasured")),
-           part("allocator_cache", dev, c.reserved - c.allocated, "cuda_allocator")]
+           part("allocator_cache", dev, c.reserved - c.allocated, "cuda_allocator"),
+           part("cublas_workspace", dev, c.cublas, "cublas_workspace",
+                note=None if c.cublas is not None else said("ledger.note.context_unmeasured"))]
     mine = [p.bytes or 0 for p in held + out if p.device == dev and p.scope == "process"]
-    if c.process_used is not None:
+    if listed:
         out.append(part("unaccounted", dev, c.process_used - sum(mine), "nvml_process"))
         others = c.nvml_used - c.process_used if c.nvml_used is not None else None
-        out.append(part("other_processes", dev, others, "nvml_others", scope="device"))
+        out.append(part("other_processes", dev, others, "nvml_others", scope="device", note=v1))
     else:
-        out.append(part("unaccounted", dev, None, "nvml_process", note=container))
-        out.append(part("other_processes", dev, None, "nvml_others", scope="device", note=container))
+        out.append(part("unaccounted", dev, None, "nvml_process", note=why))
+        out.append(part("other_processes", dev, None, "nvml_others", scope="device", note=why))
+    if c.nvml_used is not None:
+        out.append(part("driver_reserved", dev, c.nvml_reserved, "nvml_reserved", scope="device", note=v1))
     out.append(part("free", dev, c.free, "mem_get_info", scope="device"))
     return out
 

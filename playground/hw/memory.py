@@ -25,8 +25,9 @@ from playground.core.i18n import Said, plain, said
 class GpuReading:
     index: int  # the cuda:N ordinal
     name: str
-    nvml_used: int | None = None  # bytes, as the driver sees it (all processes)
+    nvml_used: int | None = None  # bytes, as the driver sees it (all processes; NVML v2: the driver's reserve apart)
     nvml_total: int | None = None
+    nvml_reserved: int | None = None  # the driver's own reserve (NVML v2), None where only v1 answers
     allocated: int = 0  # torch.cuda.memory_allocated
     reserved: int = 0  # torch.cuda.memory_reserved
     max_allocated: int = 0  # torch.cuda.max_memory_allocated
@@ -171,9 +172,8 @@ def gpu_readings() -> tuple[list[GpuReading], Said | None]:
         )
         if nvml is not None:
             try:
-                handle = nvml_handle(nvml, i)
-                info = nvml.nvmlDeviceGetMemoryInfo(handle)
-                r.nvml_used, r.nvml_total = int(info.used), int(info.total)
+                info = nvml_memory(nvml, nvml_handle(nvml, i))
+                r.nvml_used, r.nvml_total, r.nvml_reserved = info.used, info.total, info.reserved
             except Exception:  # an NVML error must not break a load report
                 pass
         out.append(r)
@@ -199,6 +199,32 @@ def _nvml():
     return _NVML_STATE["mod"], _NVML_STATE["reason"]
 
 
+@dataclass
+class NvmlMemory:
+    """A GPU's memory as NVML reports it (bytes)."""
+
+    total: int
+    used: int  # v2: what processes (and the CUDA contexts) use; v1: that and the driver's reserve together
+    free: int
+    reserved: int | None  # the driver's own reserve (v2); None where only v1 answers
+    version: int  # 2, or 1 where the driver or nvidia-ml-py has no version 2
+
+
+def nvml_memory(nvml, handle) -> NvmlMemory:
+    """`nvmlDeviceGetMemoryInfo` version 2 (`nvmlMemory_v2`), which reports the driver's reserved memory apart
+    from `used`, falling back to version 1 where it is absent. Version 1's `used` counts that reserve (hundreds
+    of MB to about 1 GB on an idle A100 or H100) as if a process held it."""
+    v2 = getattr(nvml, "nvmlMemory_v2", None)
+    if v2 is not None:
+        try:
+            info = nvml.nvmlDeviceGetMemoryInfo(handle, version=v2)
+            return NvmlMemory(int(info.total), int(info.used), int(info.free), int(info.reserved), 2)
+        except Exception:  # NVMLError_FunctionNotFound or NotSupported: a driver older than version 2
+            pass
+    info = nvml.nvmlDeviceGetMemoryInfo(handle)
+    return NvmlMemory(int(info.total), int(info.used), int(info.free), None, 1)
+
+
 def nvml_handle(nvml, ordinal: int):
     """NVML numbers GPUs by PCI order; CUDA by speed unless CUDA_DEVICE_ORDER=PCI_BUS_ID,
     and CUDA_VISIBLE_DEVICES can hide or reorder them. Match on the PCI bus id."""
@@ -217,6 +243,21 @@ def nvml_handle(nvml, ordinal: int):
 def nvml_module():
     """NVML, initialised once: (the pynvml module, None) or (None, why it cannot be used)."""
     return _nvml()
+
+
+def cublas_workspace(index: int) -> int:
+    """The bytes cuBLAS's workspaces take on cuda:`index`, read as the allocator's growth across a first matrix
+    multiplication (a plain one and one with a bias, which cuBLASLt serves) with their results freed. torch
+    allocates them through its caching allocator at the first matmul and keeps them (32 MiB on Hopper):
+    `memory_allocated` never returns below them, and `empty_cache()` does not free them."""
+    dev = f"cuda:{index}"
+    a = torch.ones(64, 64, device=dev)
+    bias = torch.ones(64, device=dev)
+    torch.cuda.synchronize(index)
+    before = torch.cuda.memory_allocated(index)
+    torch.nn.functional.linear(a @ a, a, bias)  # results dropped at once
+    torch.cuda.synchronize(index)
+    return max(torch.cuda.memory_allocated(index) - before, 0)
 
 
 def memory_consistent(nvml_delta: int, reserved_delta: int, allocated_delta: int, slack: int = 64 * 2**20) -> bool:

@@ -2,16 +2,19 @@
 
 `status()` says whether this process is on ZeroGPU (`SPACES_ZERO_GPU` set and the
 `spaces` package importing); `gpu(fn)` decorates the GPU work there and returns
-`fn` unchanged anywhere else; `timing_label()` is the line shown beside figures
+`fn` unchanged anywhere else (`in_gpu_call()` says whether such a call is running here, where
+CUDA is real); `timing_label()` is the line shown beside figures
 taken outside a decorated call, which are emulated, not real. The rules and why
 they are followed this way: docs/zerogpu.md.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import os
+import threading
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -90,6 +93,43 @@ def tokens_duration(fn: Callable, param: str = "max_new_tokens") -> Callable[...
     return duration
 
 
+_CALLS = {"running": 0}  # decorated calls running in this process: ZeroGPU runs each in a worker where CUDA is real
+_CALLS_LOCK = threading.Lock()
+
+
+def in_gpu_call() -> bool:
+    """Is a `gpu(...)`-decorated call running in this process? On ZeroGPU it runs in the worker that holds the
+    GPU, where CUDA is real (the main process only emulates it): the device can be synchronised there."""
+    return _CALLS["running"] > 0
+
+
+def _count(step: int) -> None:
+    with _CALLS_LOCK:
+        _CALLS["running"] += step
+
+
+def _marked(fn: Callable) -> Callable:
+    """`fn`, counted as a GPU call while it runs (a generator: while it is iterated), its signature kept."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def stream(*args, **kwargs):
+            _count(1)
+            try:
+                yield from fn(*args, **kwargs)
+            finally:
+                _count(-1)
+        return stream
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        _count(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _count(-1)
+    return call
+
+
 def gpu(fn: Callable | None = None, duration: int | Callable[..., int] | None = None):
     """Wrap `fn` in `spaces.GPU(duration=...)` on ZeroGPU; return it unchanged elsewhere.
 
@@ -105,7 +145,7 @@ def gpu(fn: Callable | None = None, duration: int | Callable[..., int] | None = 
 
     if duration is None:
         duration = tokens_duration(fn) if "max_new_tokens" in inspect.signature(fn).parameters else 60
-    return spaces.GPU(duration=duration)(fn)
+    return spaces.GPU(duration=duration)(_marked(fn))
 
 
 def timing_label() -> str:

@@ -41,6 +41,10 @@ _RULE_TEXT: list[tuple[str, str, float, list[str]]] = [
      r"|, but got (\w{1,40}) is on " + _DEV + r", different from other tensors on " + _DEV + r")?"
      r"(?: ?\(when checking argument(?: for argument (\w{1,40}))? in method (\w{1,80})\))?",
      3.0, ["inputs-on-cpu", "model-on-cpu", "block-left-behind", *TRAINING_DEVICE]),
+    # FakeTensor's own wording until torch 2.11 (torch.compile, torch.export and the lab's simulation raise it):
+    # "Unhandled FakeTensor Device Propagation for aten.embedding.default, found two different devices cuda:0, cpu"
+    ("fake-device", r"Unhandled FakeTensor Device Propagation for ([\w.]{1,80}), found two different devices "
+     + _DEV + r", " + _DEV, 3.0, ["inputs-on-cpu", "model-on-cpu", "block-left-behind", *TRAINING_DEVICE]),
     # PyTorch 1.x: "Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU (while checking ...)"
     ("tensor-for-argument", r"Tensor for (?:argument #\d+ )?'?(\w{1,40})'? is on (CPU|GPU|CUDA)",
      3.0, ["block-left-behind", "inputs-on-cpu", "model-on-cpu", *TRAINING_DEVICE]),
@@ -202,6 +206,9 @@ def _refine(rule: str, m: re.Match, ids: list[str], frame_op: str = "", text: st
         else:  # "found at least two devices, <other> and <arg_dev>": the argument named later is the odd one
             arg, arg_dev, other = m.group(6) or "", m.group(2) or "", m.group(1) or ""
         return _device_pair(arg, arg_dev, other, (m.group(7) or frame_op).lower(), ids)
+    if rule == "fake-device":  # "for <op>, found two different devices <other>, <arg_dev>": the later one is odd;
+        # the traceback's operator (layer_norm) says more than the ATen one it decomposed into (aten.mul.Tensor)
+        return _device_pair("", m.group(3), m.group(2), (frame_op or m.group(1)).lower(), ids)
     if rule == "meta-copy" and "send_to_device" in text:  # an Accelerate hook moving the inputs: they were on meta
         return ["offload-inputs-model-device", *ids]
     if rule == "meta-copy" and "loading state_dict" in text:  # a saved state dict held meta tensors

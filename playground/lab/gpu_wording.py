@@ -14,11 +14,13 @@ import re
 from pathlib import Path
 
 import torch
+from torch._subclasses import fake_tensor
 
 from playground.core.i18n import Said, said
-from playground.lab.library_text import TORCH_LIB, contains, rodata_strings
+from playground.lab.library_text import PLACEHOLDER, TORCH_LIB, call_templates, contains, rodata_strings
 
 LIB = TORCH_LIB / "libtorch_cpu.so"
+FAKE_TENSOR = Path(fake_tensor.__file__)  # where FakeTensor words an operator meeting two devices
 YAML = Path(torch.__file__).parent.parent / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
 # How the two messages are found in the library (then taken whole, with their neighbours): search keys, not text.
 WRAPPER_CHECK = "same device, but got"
@@ -40,6 +42,44 @@ def _fragments() -> dict[str, tuple[str, ...]]:
     for joiner in (" is on ", " and ", "!", ")"):
         if not contains(LIB, joiner):
             return {}
+    return out
+
+
+@functools.cache
+def fake_template() -> str | None:
+    """The message FakeTensor raises where an operator meets tensors on two devices, as the installed torch's
+    source words it ("{}" for each value, the two devices last), or None. It changed between versions: torch 2.13
+    raises FakeTensorDeviceMismatchError, "...but found at least two devices, {} and {}!"; torch 2.11 has no such
+    class and raises a plain RuntimeError, "Unhandled FakeTensor Device Propagation for {}, found two different
+    devices {}, {}"."""
+    try:
+        texts = call_templates(FAKE_TENSOR)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return next((t for t in texts if " two " in t and "device" in t and t.count(PLACEHOLDER) >= 2), None)
+
+
+def mismatch_patterns(a: str, b: str) -> list[str]:
+    r"""Regular expressions for a device mismatch between devices `a` and `b` (patterns themselves, e.g.
+    r"cuda:\d+"), either order, in each wording the installed torch has: FakeTensor's (its Python source), and a
+    real kernel's two (TensorIterator's and a generated wrapper's, libtorch_cpu.so's literals); those it cannot
+    read are left out."""
+    either = lambda mid: rf"(?:(?:{a}){mid}(?:{b})|(?:{b}){mid}(?:{a}))"  # noqa: E731
+    out = []
+    fake = fake_template()
+    if fake:
+        parts = fake.split(PLACEHOLDER)
+        head = re.escape(parts[0]) + "".join(".+?" + re.escape(p) for p in parts[1:-2])
+        out.append(head + either(re.escape(parts[-2])) + re.escape(parts[-1]))
+    try:
+        parts_lib = _fragments()
+    except (OSError, ValueError):  # no ELF libtorch_cpu.so here (another platform): its wordings unread
+        parts_lib = {}
+    if "iterator" in parts_lib:
+        out.append(re.escape(parts_lib["iterator"][0]) + either(" and ") + "!")
+    if "wrapper" in parts_lib:
+        x, y, _ = parts_lib["wrapper"]
+        out.append(re.escape(x) + rf"\w+ is on (?:{a}|{b})" + re.escape(y) + rf"(?:{a}|{b})")
     return out
 
 

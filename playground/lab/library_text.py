@@ -136,6 +136,19 @@ def python_templates(path: Path, package_root: Path) -> list[Template]:
     return out
 
 
+def call_templates(path: Path) -> list[str]:
+    """Every string template passed as a call's first argument in one Python source file (`raise X("...")`, and
+    also `super().__init__("...")`, where an exception class words its own message), in the order `ast.walk`
+    meets them."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args:
+            text = _literal(node.args[0])
+            if text and text.strip(PLACEHOLDER + " "):
+                out.append(text)
+    return out
+
+
 def source_line(fn, needle: str) -> str:
     """The line of the installed source of `fn` that contains `needle`, as "path:line: code" ('' if none)."""
     fn = inspect.unwrap(fn)  # through decorators (generate() is wrapped by torch.no_grad)

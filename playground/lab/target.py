@@ -20,6 +20,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
 import torch
+from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 FAKE = "cuda:0"  # the fake device of a simulated run
@@ -125,9 +126,37 @@ def fake_copy(model, mode, device: str = FAKE, left_behind: str | None = None):
     return copy.deepcopy(model, memo)
 
 
+@contextmanager
+def no_driver_for_absent_gpus(host: Host | None = None):
+    """Fake CUDA devices this host does not have stay off the driver while the lab's fake tensors are made and run.
+
+    Where CUDA is available, FakeTensor makes one real tensor on each fake CUDA device it meets
+    (`fake_tensor.init_gpu_context`, so that a later backward finds a context), so a fake `cuda:1` on a one-GPU
+    host raised "invalid device ordinal" (torch 2.13 skips that call only through a bug, fixed upstream). The
+    lab's fake runs take no backward (no_grad, parameters without grad): for an ordinal at or above this host's
+    count the call is skipped; the devices present are initialised as FakeTensor does it."""
+    original = getattr(fake_tensor, "init_gpu_context", None)
+    present = (host or Host.here()).cuda
+    if original is None:
+        yield
+        return
+
+    def only_present(device: torch.device) -> None:
+        if device.type == "cuda" and (device.index or 0) >= present:
+            return  # a simulated GPU: nothing real to initialise
+        original(device)
+
+    fake_tensor.init_gpu_context = only_present
+    try:
+        yield
+    finally:
+        fake_tensor.init_gpu_context = original
+
+
 class Run:
     """One scenario's run on a target: one FakeTensorMode when the target is fake, one way to place
-    tensors and modules on it, one context to run the failing line in."""
+    tensors and modules on it, one context to run the failing line in (fake GPUs this host lacks never
+    reach the driver: `no_driver_for_absent_gpus`)."""
 
     def __init__(self, target: Target):
         self.target = target
@@ -142,18 +171,21 @@ class Run:
         device = device or self.target.device
         if isinstance(x, torch.nn.Module):
             if self.mode is not None:
-                return fake_copy(x, self.mode, device, left_behind)
+                with no_driver_for_absent_gpus():
+                    return fake_copy(x, self.mode, device, left_behind)
             moved = copy.deepcopy(x).to(device)
             if left_behind is not None:
                 moved.get_submodule(left_behind).to("cpu")
             return moved
         if self.mode is not None:
-            with self.mode:
+            with self.mode, no_driver_for_absent_gpus():
                 return self.mode.from_tensor(x).to(device)
         return x.to(device)
 
     @contextmanager
     def running(self):
         """Where the failing line runs: inside the fake mode when the target is fake; no autograd either way."""
-        with self.mode if self.mode is not None else nullcontext(), torch.no_grad():
+        fake = self.mode is not None
+        with self.mode if fake else nullcontext(), no_driver_for_absent_gpus() if fake else nullcontext(), \
+                torch.no_grad():
             yield

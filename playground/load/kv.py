@@ -14,6 +14,9 @@ import torch
 from transformers.cache_utils import get_layer_types_and_kwargs
 
 
+_SLIDING_KINDS = ("sliding_attention", "chunked_attention", "hybrid_sliding", "reference_sliding_attention")
+
+
 def shape(config) -> dict:
     """Layers, key/value heads and head size that set the KV cache's size."""
     cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
@@ -31,6 +34,9 @@ def kept(config) -> list[int | None]:
         types, kwargs = get_layer_types_and_kwargs(cfg)
     except (AttributeError, TypeError):  # a config without per-layer structure: every layer keeps every token
         return [None] * shape(config)["layers"]
+    if isinstance(kwargs, dict):  # Transformers 5.17: one dict shared by every layer (5.23: one per layer); only
+        # the layers of a sliding kind read its sliding_window
+        kwargs = [kwargs if kind in _SLIDING_KINDS else {} for kind in types]
     out: list[int | None] = []
     for kind, kw in zip(types, kwargs):
         if kind == "dummy":

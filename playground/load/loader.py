@@ -335,6 +335,9 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
     else:
         first = next(model.parameters())
         ptr_before, dev_before = first.data_ptr(), first.device
+        # bytes still in the checkpoint's mapping, which a copy to another device faults in (read before the clock;
+        # nothing to read when the model stays where it is)
+        mapped = census.census(model).mapped if devices.name(dev_before) != devices.name(dev.id) else 0
         with rec.phase("migrate", 0.7, phrase("progress.migrate", device=dev.id), sync=dev.id) as moved:
             model.to(dev.id)
         first = next(model.parameters())
@@ -342,7 +345,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
         if first.data_ptr() == ptr_before and first.device == dev_before:
             code, fields = "noop", {"device": str(dev_before)}
         else:
-            code, fields = "copied", {"src": str(dev_before), "dst": str(first.device)}
+            code, fields = "copied", {"src": str(dev_before), "dst": str(first.device), "mapped_bytes": mapped}
     moved.note = said(f"note.migrate.{code}", **fields)
 
     # 3. eval() flips `training` on every submodule: dropout off. Moves nothing.

@@ -3,6 +3,8 @@
     python -m playground report            # the bundled model, the best device, its recommended dtype
     python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
     python -m playground report --model synthetic/gpt2-small --limits cpu=200MB,disk
+    python -m playground selfcheck --json  # the device tests, one verdict each
+    python -m playground gpu-run out/h100  # the prepared run for a lent GPU machine (docs/gpu.md)
 
 It measures nothing itself: it prints the reports the shared slot returns. With `--json`, stdout
 carries one JSON object only. Exit codes: 0 ok, 2 bad argument, 1 failed, 130 Ctrl-C. A command is
@@ -19,6 +21,7 @@ import sys
 import traceback
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from playground.core import settings
@@ -105,10 +108,50 @@ def _run_selfcheck_command(args: argparse.Namespace) -> int:
     return EXIT_OK if result["ok"] else EXIT_FAILED
 
 
+# ---------------------------------------------------------------- gpu-run
+
+def _gpu_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("out_dir", metavar="OUT_DIR", help="the folder every result is written to (made if absent)")
+    p.add_argument("--budget", default="480", help="seconds for the whole run (default 480: 8 minutes)")
+    p.add_argument("--only", default=None, help="run only these steps, comma-separated (default: every step)")
+    p.add_argument("--keep", action="store_true", help="keep the synthetic checkpoint built under OUT_DIR/work")
+    p.add_argument("--step", default=None, help=argparse.SUPPRESS)  # one step, in the process the run starts for it
+
+
+def _run_gpu_run_command(args: argparse.Namespace) -> int:
+    # deferred (start-up): it imports torch and the playground's layers, which take seconds; a usage error (or
+    # --help) answers at once.
+    from playground.tools import gpurun
+
+    names = [s.name for s in gpurun.STEPS]
+    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    if only and set(only) - set(names):
+        raise UserError(f"--only takes steps among {', '.join(names)}; got {', '.join(sorted(set(only) - set(names)))}")
+    try:
+        budget = float(args.budget)
+    except ValueError:
+        budget = -1.0
+    if not 30 <= budget <= 3600:
+        raise UserError(f"--budget must be a number of seconds from 30 to 3600; got {args.budget!r}")
+    out = Path(args.out_dir)
+    if args.step is not None:
+        if args.step not in names:
+            raise UserError(f"--step must be one of {', '.join(names)}")
+        return gpurun.child(args.step, out)
+    with stdout_to_stderr():
+        doc = gpurun.run(out, budget, only, args.keep, log=lambda line: print(line, file=sys.stderr, flush=True))
+    sys.stdout.write(json.dumps(doc, default=str) + "\n")
+    sys.stdout.flush()
+    return EXIT_OK if doc["ok"] else EXIT_FAILED
+
+
 COMMANDS: dict[str, Command] = {
     "report": Command("load a model, generate once, print every measurement", _report_arguments, _run_report_command),
     "selfcheck": Command("run the device tests (pytest -m device) on every device present: pass, fail or skip, "
                          "with the figures each measured", _selfcheck_arguments, _run_selfcheck_command),
+    "gpu-run": Command("the prepared run for a GPU machine: the self-check and every GPU measurement, each step "
+                       "in its own process and time budget, all written to OUT_DIR (docs/gpu.md)",
+                       _gpu_run_arguments, _run_gpu_run_command),
 }
 
 

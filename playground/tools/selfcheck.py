@@ -73,6 +73,10 @@ class Collector:
         if report.failed:  # a module that cannot be imported hides its tests: a failure, not silence
             e = self._entry(report.nodeid or "collection", report.nodeid or "collection")
             e.update(status=FAIL, reason="not collected: " + one_line(report.longreprtext.strip().splitlines()[-1]))
+        elif report.skipped:  # a folder that skips as a whole (tests/web without Gradio): one skip, saying why
+            e = self._entry(report.nodeid or "collection", report.nodeid or "collection")
+            text = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longreprtext
+            e.update(status=SKIP, reason="not collected: " + one_line(str(text).removeprefix("Skipped: ")))
 
     def pytest_runtest_logreport(self, report) -> None:
         e = self._entry(report.nodeid, report.nodeid.split("::")[-1].split("[")[0])

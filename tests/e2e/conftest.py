@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, start_server, stop_server
+from tests.conftest import ROOT, need_web_layer, start_server, stop_server
+
+need_web_layer("tests/e2e")  # a server and its API client: Gradio and gradio_client, or a skip that says so
 
 CHROMIUM = os.environ.get("PLAYGROUND_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import inspect
 import sys
 import types
 from pathlib import Path
 
 import pytest
+import torch
 
-from playground.hw import zerogpu
+from playground.hw import devices, zerogpu
 
 
 class FakeSpaces(types.ModuleType):
@@ -72,8 +74,8 @@ def test_detected_with_the_flag_and_the_package(on_zerogpu):
 
 def test_gpu_work_is_wrapped_with_a_duration_that_fits_the_tokens(on_zerogpu):
     wrapped = zerogpu.gpu(generate)
-    assert wrapped is not generate and wrapped.__wrapped__ is generate
-    assert [d["fn"] for d in on_zerogpu.decorated] == [generate]
+    assert wrapped is not generate and inspect.unwrap(wrapped) is generate
+    assert [inspect.unwrap(d["fn"]) for d in on_zerogpu.decorated] == [generate]
 
     assert wrapped("ROMEO", 32) == "ROMEO:32:0.0"  # the real function still runs
     assert wrapped("ROMEO", max_new_tokens=1000, temperature=0.5) == "ROMEO:1000:0.5"
@@ -121,6 +123,30 @@ def test_unreadable_token_count_asks_for_the_longest(on_zerogpu):
     assert duration("p", "48") == zerogpu.seconds_for_tokens(48)  # a Number box may send text
     with pytest.raises(TypeError):
         zerogpu.tokens_duration(lambda prompt: prompt)
+
+
+def test_sync_waits_for_the_gpu_inside_a_decorated_call_and_not_outside(on_zerogpu, monkeypatch):
+    """ZeroGPU's main process only emulates CUDA, so devices.sync returns at once there; inside a @spaces.GPU call
+    (ZeroGPU runs it in a worker holding the GPU) CUDA is real: sync returned early there too, and timings read
+    in a decorated call stopped before the kernels did."""
+    waited = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda d=None: waited.append(str(d)))
+    devices.sync("cuda:0")
+    assert waited == []  # the main process: nothing real to wait for
+
+    def timed(max_new_tokens):
+        devices.sync("cuda:0")
+
+    def streamed(max_new_tokens):
+        devices.sync("cuda:0")
+        yield max_new_tokens
+
+    zerogpu.gpu(timed)(8)
+    assert waited == ["cuda:0"]
+    assert list(zerogpu.gpu(streamed)(8)) == [8] and waited == ["cuda:0", "cuda:0"]
+    devices.sync("cuda:0")
+    assert waited == ["cuda:0", "cuda:0"]  # outside again
+    assert zerogpu.gpu(lambda max_new_tokens: zerogpu.in_gpu_call())(1) and not zerogpu.in_gpu_call()
 
 
 def test_labels_say_emulated_on_zerogpu(on_zerogpu):

@@ -65,7 +65,10 @@ def test_the_page_target_of_each_scenario_on_each_host():
     assert target.for_scenario(sc("numpy-on-gpu"), host=Host()) == Target("meta", True, "meta")
     assert target.for_scenario(sc("numpy-on-gpu"), host=PROFILES["mac"]) == Target("mps")
     assert target.for_scenario(sc("dataparallel-not-moved"), host=PROFILES["mac"]).simulated
-    assert not target.for_scenario(sc("dataparallel-not-moved"), host=PROFILES["one GPU"]).simulated
+    # and a two-GPU one: with one GPU its constructor moves the module itself (simulated there, as two GPUs)
+    assert target.for_scenario(sc("dataparallel-not-moved"), host=PROFILES["one GPU"]).simulated
+    dp = target.for_scenario(sc("dataparallel-not-moved"), host=PROFILES["two GPUs"])
+    assert not dp.simulated and dp.kind == "cuda2"
 
 
 @pytest.mark.parametrize("name", PROFILES)

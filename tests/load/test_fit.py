@@ -140,3 +140,24 @@ def test_a_context_beyond_the_model_never_fits(bundled):
     got = fit.fit(catalog.read_config(catalog.resolve(BUNDLED_NAME)), "float32", 257, 1)
     assert got.beyond_model and not any(d.fits for d in got.devices)
     assert all(d.largest_context == 256 and d.capped for d in got.devices if d.free_bytes > 10 * 2**20)
+
+
+def as_in_transformers_5_17(get_layer_types_and_kwargs):
+    """Transformers 5.17's shape of `get_layer_types_and_kwargs`: the layer types and one kwargs dict shared by every
+    layer, holding the sliding window when any layer slides (5.23 returns one dict per layer): the installed
+    function's answer, reshaped as 5.17 returns it."""
+    def shared(config):
+        types, per_layer = get_layer_types_and_kwargs(config)
+        return types, {k: v for kw in per_layer for k, v in kw.items()}
+    return shared
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_kv_bytes_reads_transformers_5_17s_shared_kwargs(name, monkeypatch):
+    """With 5.17's shape, zip(types, kwargs) walked the dict's keys: the KV estimate was 0 (the report, the fit
+    panel and the ledger said 0), or a string's .get raised. Both shapes give the same sizes."""
+    config = _config(name)
+    pinned = [kv.size(config, torch.float32, n) for n in (1, 15, 40)], kv.sliding(config)
+    monkeypatch.setattr(kv, "get_layer_types_and_kwargs", as_in_transformers_5_17(kv.get_layer_types_and_kwargs))
+    assert ([kv.size(config, torch.float32, n) for n in (1, 15, 40)], kv.sliding(config)) == pinned
+    assert pinned[0][0] > 0

@@ -71,3 +71,20 @@ def test_gap_of_a_copy_to_a_gpu_uses_the_pageable_rate_and_names_the_rest(bundle
     # no rate measured for that GPU: it says so instead of predicting
     other = migration.gap(replace(report, device="cuda:1"), bundled.model, SURVEY)
     assert other.why.key == "gap.no_rates" and other.predicted_seconds == 0
+
+
+def test_weights_still_mapped_from_the_checkpoint_are_named_in_a_gpu_moves_gap(bundled):
+    """The pageable rate is measured on anonymous memory already in RAM; float32 weights loaded as float32 are still
+    memory-mapped from the checkpoint when .to('cuda') starts, and the copy reads them through page faults (from the
+    disk when cold). The gap says so, with the mapped bytes the loader read just before the move."""
+    from dataclasses import replace
+
+    w = bundled.report.weights_bytes
+    report = replace(bundled.report, device="cuda:0", migrate_code="copied", migrate_seconds=0.050,
+                     migrate_fields={"src": "cpu", "dst": "cuda:0", "mapped_bytes": w})
+    g = migration.gap(report, bundled.model, SURVEY)
+    assert g.why.key == "gap.cuda_mapped" and g.mapped_bytes == w
+    assert f"{w / 1e6:.0f} MB of these weights were still memory-mapped" in g.why.text("en")
+    assert "page faults" in g.why.text("en") and "缺页" in g.why.text("zh")
+    assert g.predicted_seconds == pytest.approx(w / 12.5e9)  # the rate's prediction, beside the faults it leaves out
+

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 
 import pytest
 
 from playground.tools import cli, selfcheck
+from tests.bare_env import bare_venv
 from tests.conftest import ROOT, present
 from tests.tools.test_cli import run_cli
 
@@ -91,6 +93,33 @@ def test_each_device_test_has_one_verdict_with_its_reason_and_figures(small_run)
     assert small_run["passed"] + small_run["failed"] + small_run["skipped"] == len(small_run["checks"]) == 5 + len(each)
 
 
+def test_a_folder_that_needs_an_absent_package_is_one_skip_saying_why(pytester):
+    """A bare CUDA image has no Gradio: tests/web and tests/e2e failed to collect there (22 errors, the self-check
+    exit 1). A folder whose conftest asks for the web layer (here with a package that is absent everywhere) is one
+    skip naming what is missing; the other folders' device tests run."""
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8").replace(
+        'WEB_LAYER = ("gradio", "gradio_client")', 'WEB_LAYER = ("a_web_layer_that_is_not_there",)'))
+    web = pytester.mkpydir("web")
+    (web / "conftest.py").write_text("from conftest import need_web_layer\n\nneed_web_layer('tests/web')\n")
+    (web / "test_page.py").write_text("import a_web_layer_that_is_not_there\n")
+    pytester.makepyfile(test_small=SMALL_SUITE.split("@pytest.mark.device\ndef test_breaks")[0])
+    c = selfcheck.Collector()
+    ret = pytester.runpytest_inprocess(*selfcheck.pytest_args(None, pytester.path), plugins=[c]).ret
+    run = selfcheck.summary(c, int(ret), None, 1.0)
+    web_skip = [ch for ch in run["checks"] if ch["test"].endswith("/web")]
+    assert len(web_skip) == 1 and web_skip[0]["status"] == "skip", run["checks"]
+    assert "tests/web needs the web layer: a_web_layer_that_is_not_there not installed" in web_skip[0]["reason"]
+    assert run["failed"] == 0 and run["ok"] and run["passed"] >= 2, run["checks"]
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("PLAYGROUND_REQUIRE_BROWSER", "1")  # .ci/run: the web layer must be there
+    try:
+        c = selfcheck.Collector()
+        ret = pytester.runpytest_inprocess(*selfcheck.pytest_args(None, pytester.path), plugins=[c]).ret
+    finally:
+        monkey.undo()
+    assert not selfcheck.summary(c, int(ret), None, 1.0)["ok"]
+
+
 def test_the_table_gives_figures_for_a_pass_and_the_reason_otherwise(small_run):
     text = selfcheck.table(small_run)
     assert re.search(r"test_measures\s+cpu\s+pass .*rate_gbps=1.5", text)
@@ -117,6 +146,24 @@ def test_selfcheck_bad_device_is_one_line_and_exit_2():
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().startswith("error: --device must be cpu, cuda, cuda:N or mps")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # every device test, in a fresh environment: about a minute and a half here
+def test_selfcheck_runs_the_device_tests_where_gradio_is_not_installed(tmp_path):
+    """The bare CUDA image's situation: a virtual environment with every package of this one but gradio,
+    gradio_client and pandas. The self-check collects, runs the device tests, skips the web layer's folders
+    saying why, and exits 0 with one JSON line."""
+    python = bare_venv(tmp_path / "venv")
+    proc = subprocess.run([str(python), "-m", "playground", "selfcheck", "--json"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(proc.stdout)
+    skipped = {c["test"]: c["reason"] for c in r["checks"] if c["status"] == "skip"}
+    for folder in ("tests/web", "tests/e2e"):
+        assert "needs the web layer: gradio and gradio_client not installed" in skipped[folder], skipped
+    assert r["failed"] == 0 and r["passed"] >= 30, [c for c in r["checks"] if c["status"] == "fail"]
+    ran = {c["name"] for c in r["checks"] if c["status"] == "pass"}
+    assert {"test_each_scenario_does_live_what_its_data_expects", "test_load_puts_every_tensor_on_the_device"} <= ran
 
 
 def readme_section() -> str:

@@ -2,7 +2,7 @@
 
 from playground.core.i18n.words import W
 
-PREFIXES = ("dev",)
+PREFIXES = ("dev", "gpurun")
 
 TEXT: dict[str, W] = {
     # devices: why one is unavailable, or what it means
@@ -34,4 +34,11 @@ TEXT: dict[str, W] = {
     "dev.col.note": W("what it is, and why", "是什么，以及原因"),
     "dev.available": W("✅ available", "✅ 可用"),
     "dev.unavailable": W("⛔ unavailable", "⛔ 不可用"),
+    # the prepared GPU run (python -m playground gpu-run): why a step did not run, or ran only its CPU part
+    "gpurun.skip.no_gpu": W("needs a CUDA GPU: {why}", "需要 CUDA GPU：{why}"),
+    "gpurun.skip.budget": W("not run: the run's {budget} s were spent", "没有运行：本次运行的 {budget} 秒已经用完"),
+    "gpurun.timeout": W("stopped after {budget} s, its share of the run's time",
+                        "用完了它在本次运行中的 {budget} 秒，已停止"),
+    "gpurun.cpu_part": W("its CPU part ran; the GPU part needs a CUDA GPU: {why}",
+                         "运行了它在 CPU 上的部分；GPU 部分需要 CUDA GPU：{why}"),
 }

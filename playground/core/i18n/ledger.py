@@ -60,6 +60,10 @@ TEXT: dict[str, W] = {
     "ledger.part.allocator_cache": W("allocator cache (reserved, not allocated)", "分配器缓存（已保留、未分配）"),
     "ledger.part.unaccounted": W("unaccounted: what no part explains", "未解释：没有哪一部分能解释的"),
     "ledger.part.other_processes": W("other processes", "其他进程"),
+    "ledger.part.cublas_workspace": W("cuBLAS workspaces (kept after the first matrix multiplication)",
+                                      "cuBLAS 工作区（第一次矩阵乘法之后一直保留）"),
+    "ledger.part.driver_reserved": W("the driver's reserve (NVML reports it apart from used memory)",
+                                     "驱动保留的内存（NVML 把它与已用内存分开报告）"),
     "ledger.part.free": W("free", "空闲"),
     # the parts as the bars' legends name them (short: a legend has a line's room)
     "ledger.short.runtime": W("runtime", "运行时"),
@@ -75,6 +79,8 @@ TEXT: dict[str, W] = {
     "ledger.short.allocator_cache": W("allocator cache", "分配器缓存"),
     "ledger.short.unaccounted": W("unaccounted", "未解释"),
     "ledger.short.other_processes": W("other processes", "其他进程"),
+    "ledger.short.cublas_workspace": W("cuBLAS workspaces", "cuBLAS 工作区"),
+    "ledger.short.driver_reserved": W("driver's reserve", "驱动保留"),
     "ledger.short.free": W("free", "空闲"),
     # the counters
     "ledger.counter.rss": W("process RSS (`/proc/self/statm`), less the parts above",
@@ -101,6 +107,12 @@ TEXT: dict[str, W] = {
     "ledger.counter.nvml_process": W("NVML's per-process figure for this process, less the parts above",
                                      "NVML 里本进程的用量，减去上面各部分"),
     "ledger.counter.nvml_others": W("NVML's device-wide used less this process's", "NVML 整个设备的用量减去本进程的"),
+    "ledger.counter.cublas_workspace": W("`torch.cuda.memory_allocated()` growth across a first matmul, results freed "
+                                         "(read with the CUDA context)",
+                                         "第一次矩阵乘法前后 `torch.cuda.memory_allocated()` 的增长，结果已释放"
+                                         "（与 CUDA 上下文一起读取）"),
+    "ledger.counter.nvml_reserved": W("`reserved` of NVML's memory information, version 2 (`nvmlMemory_v2`)",
+                                      "NVML 内存信息第 2 版（`nvmlMemory_v2`）中的 `reserved`"),
     "ledger.counter.mps_allocator": W("`torch.mps.driver_allocated_memory()`, `current_allocated_memory()`",
                                       "`torch.mps.driver_allocated_memory()` 和 `current_allocated_memory()`"),
     "ledger.counter.mps_recommended": W("`torch.mps.recommended_max_memory()` − `driver_allocated_memory()`",
@@ -121,6 +133,18 @@ TEXT: dict[str, W] = {
         "gives host PIDs, so this process cannot be told from the others",
         "NVML 在这块 GPU 上列出了 {n} 个进程，没有一个是本进程的 id {pid}：在容器里 NVML 给出的是宿主机的 PID，"
         "所以分不清本进程和其他进程",
+    ),
+    "ledger.note.nvml_not_this": W(
+        "NVML lists this process's id {pid} with {used}, less than the {reserved} its allocator alone holds: inside a "
+        "container that figure is 0, or another process's under a host id equal to this one, so this process "
+        "cannot be told from the others",
+        "NVML 给本进程的 id {pid} 列出 {used}，比它的分配器单独持有的 {reserved} 还少：在容器里这个数字是 0，"
+        "或者是宿主机上恰好同一个 id 的另一个进程的，所以分不清本进程和其他进程",
+    ),
+    "ledger.note.nvml_v1": W(
+        "only NVML's version 1 answers here (an older driver): its used memory counts the driver's reserve, "
+        "which therefore shows among the other processes",
+        "这里只有 NVML 第 1 版能回答（驱动较旧）：它的已用内存包含驱动保留的内存，所以这部分会算进其他进程里",
     ),
     "ledger.note.no_nvml": W("needs NVML (the nvidia-ml-py package and a driver)", "需要 NVML（nvidia-ml-py 包和驱动）"),
     "ledger.note.context_unmeasured": W(

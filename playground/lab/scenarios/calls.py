@@ -75,12 +75,16 @@ print("y:", tuple(y.shape), y.dtype, "on", y.device)
         "simulation": W(
             "This machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
             "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
-            "here the weight stays float32 and the input is bfloat16: the same check fires with its own message. "
+            "here the input stays float32 and the weight is bfloat16: the same check fires with its own message. "
+            "(A batch of two: on the CPU the check runs on oneDNN's path, which PyTorch takes for a float32 "
+            "input of more than one image, whatever the CPU's instructions.) "
             "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
             "instead of two CPU dtypes. The fixed run below happens on the CPU.",
             "这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
-            "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里权重保持 float32、"
-            "输入是 bfloat16：同一个检查用它自己的消息报错。在 GPU 上，"
+            "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里输入保持 float32、"
+            "权重是 bfloat16：同一个检查用它自己的消息报错。"
+            "（批次为两张：在 CPU 上这个检查位于 oneDNN 的路径中，"
+            "无论 CPU 有哪些指令，输入为 float32 且多于一张图时 PyTorch 都走这条路径。）在 GPU 上，"
             "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
             "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
         ),
@@ -97,11 +101,14 @@ def conv_devices(lab: Lab, r: BreakResult) -> None:
         attempt(r, lambda: convolve(placed, x))
     if r.simulated and not r.raised:
         # a limit of the simulation: this PyTorch's fake convolution skips the type check (it returns a
-        # result); trip the same check with a dtype difference instead, on the CPU
-        xb = x.to(torch.bfloat16)
-        r.tensors = [row("x", xb), row("conv.weight", conv.weight)]
+        # result); trip the same check with a dtype difference instead, on the CPU. The CPU runs that check
+        # only on oneDNN's path, which it takes for a float32 input of two images or more (a bfloat16 input
+        # takes it only where the CPU has bfloat16 instructions: elsewhere slow_conv2d words a dtype clash
+        # its own way), so the input stays float32, batched by two, and the weight is bfloat16.
+        xb, conv_b = x.expand(2, -1, -1, -1), copy.deepcopy(conv).to(torch.bfloat16)
+        r.tensors = [row("x", xb), row("conv.weight", conv_b.weight)]
         with torch.no_grad():
-            attempt(r, lambda: convolve(conv, xb))
+            attempt(r, lambda: convolve(conv_b, xb))
         mark(lab, r, "scenario.conv-devices.simulation", "", device="cpu")
     # the real message names the legacy tensor types: a fake cuda tensor knows its own
     built = gpu_wording.conv_types(x.type(), placed.weight.type()) if r.simulated and r.raised else None
@@ -125,15 +132,19 @@ LABELS = {
     explain=W(
         "Nothing fails. Before generating, Transformers compares the device type of `input_ids` with the "
         "model's (types only: cuda:1 against cuda:0 passes) and warns when they differ and the inputs are "
-        "not on the CPU. Then, before every forward pass, `prepare_inputs_for_generation` copies the "
-        "forward's inputs to the model's device, so generation succeeds: on a GPU host the cost is the "
-        "warning and a copy per token. Inputs on the CPU with a model on a GPU do not even warn: "
+        "not on the CPU. Then, from Transformers 5.23, `prepare_inputs_for_generation` copies the forward's "
+        "inputs to the model's device before every forward pass, so generation succeeds: on a GPU host the cost "
+        "is the warning and a copy per token. Transformers 5.17 does not copy them: after the warning, the first "
+        "forward raises the embedding's device mismatch (the note below says what the installed version does). "
+        "Inputs on the CPU with a model on a GPU do not even warn: "
         "Transformers supports them on purpose. (A direct `model(input_ids)` call moves nothing and "
         "raises: see the first two mistakes.) Move the inputs to `model.device` once, before generate().",
         "不会报错。生成之前，Transformers 比较 `input_ids` 和模型的设备类型（只比较类型："
         "cuda:1 对 cuda:0 不会触发），两者不同且输入不在 CPU 上时发出警告。"
-        "之后在每次前向传播前，`prepare_inputs_for_generation` 把前向传播的输入复制到模型所在设备，"
+        "之后从 Transformers 5.23 起，`prepare_inputs_for_generation` 在每次前向传播前把前向传播的输入复制到模型所在设备，"
         "所以生成会成功：在有 GPU 的机器上，代价是这条警告和每个 token 一次复制。"
+        "Transformers 5.17 不会复制它们：警告之后，第一次前向传播就抛出嵌入层的设备不匹配"
+        "（下面的说明写出已安装的版本怎么做）。"
         "输入在 CPU、模型在 GPU 时甚至不会警告：Transformers 有意支持这种情况。"
         "（直接调用 `model(input_ids)` 不会移动任何东西，会报错：见前两个错误。）"
         "在 generate() 之前，把输入一次性移到 `model.device`。",
@@ -174,15 +185,33 @@ print(repr(tokenizer.decode(output[0])), "| output on", output.device)
             "printed the warning above, live (it names meta where a GPU host names cuda: see below). The run was "
             "stopped at that check, because meta tensors hold no tokens to generate from; the special token ids "
             "were unset on a shallow copy of the model so that it reached the check first. Run as a file on a GPU "
-            "host, the broken script prints the warning, then generation succeeds.",
+            "host, the broken script prints the warning; what follows depends on the Transformers version (the "
+            "note below).",
             "用 meta 设备：这台机器没有 GPU，而 generate() 不能在伪张量上运行（它要读取 token 的值来决定何时停止）。"
             "Transformers 自己的 generate() 以放在 meta 上的 input_ids 运行；meta 是真实的第二种设备类型，"
             "只有形状没有数据，所以它的设备类型检查触发，实时打印了上面的警告"
             "（这里写的是 meta，有 GPU 的机器上写的是 cuda：见下面）。运行在这个检查处被停下，"
             "因为 meta 张量里没有可供生成的 token；我们在模型的浅拷贝上取消了特殊 token 的 id，"
-            "让它先到达这个检查。在有 GPU 的机器上把出错的脚本作为文件运行，会先打印警告，然后生成成功。",
+            "让它先到达这个检查。在有 GPU 的机器上把出错的脚本作为文件运行，会先打印警告；"
+            "接下来发生什么取决于 Transformers 的版本（见下面的说明）。",
         ),
         "stopped": W("Stopped at the check: {frame}", "在检查处停下：{frame}"),
+        "moves": W(
+            "Transformers {version}, installed here, copies the forward's inputs to the model's device before each "
+            "forward pass (`{line}`): on a GPU host the broken script warns, then generates. Transformers 5.17 "
+            "did not: there its first forward raised the embedding's index_select device mismatch after the warning.",
+            "这里安装的 Transformers {version} 在每次前向传播前把前向传播的输入复制到模型所在设备（`{line}`）："
+            "在有 GPU 的机器上，出错的脚本先警告，然后照样生成。Transformers 5.17 不会这样做："
+            "在那里，警告之后第一次前向传播就抛出嵌入层 index_select 的设备不匹配。",
+        ),
+        "stays": W(
+            "Transformers {version}, installed here, does not copy the forward's inputs to the model's device: on a "
+            "GPU host the broken script warns, then its first forward raises the embedding's index_select device "
+            "mismatch. From Transformers 5.23 they are copied, and generation succeeds.",
+            "这里安装的 Transformers {version} 不会把前向传播的输入复制到模型所在设备：在有 GPU 的机器上，"
+            "出错的脚本先警告，然后第一次前向传播就抛出嵌入层 index_select 的设备不匹配。"
+            "从 Transformers 5.23 起它们会被复制，生成也会成功。",
+        ),
         "gpu_template": W(
             "The warning's template in the installed Transformers (`{source}`), filled in as a GPU host fills it: "
             "input_ids on cuda, the model on cpu.",
@@ -217,6 +246,10 @@ def generate_device_type(lab: Lab, r: BreakResult) -> None:
             r.cannot_run = said("sim.cannot_run", error_type=type(e).__name__, raised_in=frames(e)[1] or "",
                                 message=str(e)[:300])
     mark(lab, r, "scenario.generate-device-type.simulation", "")
+    # what follows the warning on a GPU host depends on the version: the installed source says which it is
+    r.notes.append(said("scenario.generate-device-type.moves", version=transformers.__version__,
+                        line=r.measured["moves_inputs"].split(": ", 1)[-1]) if r.measured["moves_inputs"] else
+                   said("scenario.generate-device-type.stays", version=transformers.__version__))
     template = next((e for e in messages.catalog() if e.kind == "generate"), None)
     if r.simulated and template is not None and r.warnings:  # as a GPU host prints it: model on cpu, inputs on cuda
         r.real_gpu_message = template.text.replace("{}", "cuda", 1).replace("{}", "cpu")

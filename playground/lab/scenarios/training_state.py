@@ -13,15 +13,17 @@ from pathlib import Path
 
 import torch
 
-from playground.core.i18n import W
+from playground.core.i18n import W, said
 from playground.hw import devices
 from playground.lab.capture import attempt
 from playground.lab.harness import Lab, attempt_script, mark, row, run_fix, scenario
+from playground.lab.library_text import source_line
 from playground.lab.outcome import Outcome
 from playground.lab.result import BreakResult
 from playground.lab.scenarios.checkpoints import DESERIALIZE_ON_CUDA, as_saved, save_tagged
 from playground.lab.scenarios.training import STEP, batch, changed
 from playground.lab.scripts import Script
+from playground.lab.target import Host
 
 OPTIMIZER = "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
 EARLY = changed("model = model.to(device)\n", OPTIMIZER + "model = model.to(device)   # moved after the optimizer "
@@ -172,17 +174,17 @@ def optimizer_state_from_gpu(lab: Lab, r: BreakResult) -> None:
         run_fix(lab, optimizer_state_from_gpu, r, ckpt=ckpt, gpu=gpu)
 
 
-def data_parallel_as_on_a_gpu_host(module, device: str):
-    """`nn.DataParallel(module)` as its constructor sets it up with `device` first (device_ids=[index]).
+def data_parallel_as_on_a_gpu_host(module, devices: int = 2):
+    """`nn.DataParallel(module)` as its constructor sets it up on a host with `devices` GPUs (device_ids=[0, 1, ...],
+    source device cuda:0), where it leaves the module where it is (with one GPU it moves it: see the scenario).
 
-    Built the same way on every host: without a GPU the constructor would make a pass-through wrapper
-    (device_ids=[]), so the attributes its forward reads are set here as it sets them on a GPU host; the
-    forward is DataParallel's own."""
-    index = torch.device(device).index or 0
+    Built the same way on a host with fewer GPUs: there the constructor would make a pass-through wrapper
+    (device_ids=[], no GPU) or move the module itself (one GPU), so the attributes its forward reads are set here
+    as it sets them on a multi-GPU host; the forward is DataParallel's own."""
     dp = torch.nn.DataParallel.__new__(torch.nn.DataParallel)
     torch.nn.Module.__init__(dp)
-    dp.module, dp.dim, dp.device_ids, dp.output_device = module, 0, [index], index
-    dp.src_device_obj = torch.device("cuda", index)
+    dp.module, dp.dim, dp.device_ids, dp.output_device = module, 0, list(range(devices)), 0
+    dp.src_device_obj = torch.device("cuda", 0)
     return dp
 
 
@@ -190,11 +192,24 @@ def call_data_parallel(dp, input_ids):
     return dp(input_ids)
 
 
+def one_gpu_constructor() -> dict:
+    """What `nn.DataParallel(module)` does with one visible GPU: the installed constructor's line that moves the
+    module there, and, on a host with exactly one GPU, where a wrapped module's parameters land (live)."""
+    out = {"one_gpu_constructor": source_line(torch.nn.DataParallel.__init__, "self.module.to(self.src_device_obj)")}
+    if Host.here().cuda == 1:
+        out["one_gpu_wrapped_on"] = str(next(torch.nn.DataParallel(torch.nn.Linear(2, 2)).parameters()).device)
+    return out
+
+
 LABELS_DP = {
     "wrap_then_to_meta": W("nn.DataParallel(model).to('meta'): the inner model's parameters on",
                            "nn.DataParallel(model).to('meta')：内部模型的参数所在设备"),
     "to_meta_then_wrap": W("nn.DataParallel(model.to('meta')): the inner model's parameters on",
                            "nn.DataParallel(model.to('meta'))：内部模型的参数所在设备"),
+    "one_gpu_constructor": W("with one visible GPU, the constructor moves the module itself (the installed source)",
+                             "只有一块可见 GPU 时，构造函数自己移动模块（已安装的源码）"),
+    "one_gpu_wrapped_on": W("nn.DataParallel(model) on this one-GPU host: the inner model's parameters on (live)",
+                            "在这台只有一块 GPU 的机器上 nn.DataParallel(model)：内部模型的参数所在设备（实测）"),
 }
 
 
@@ -207,22 +222,25 @@ LABELS_DP = {
         "`device_ids[0]`, and checks first that every parameter and buffer is there. The tutorial's "
         "comment says to move the model before wrapping it, while its code wraps first: both orders work, "
         "because `DataParallel` is a module and `.to()` reaches the model inside (measured below with the "
-        "meta device). What fails is not moving it at all. Prefer `DistributedDataParallel` for real "
-        "multi-GPU training.",
+        "meta device). What fails is not moving it at all, and only with two GPUs or more: with one visible "
+        "GPU the constructor moves the module there itself (the line is quoted below), and the forgotten "
+        "`.to(device)` goes unnoticed. Prefer `DistributedDataParallel` for real multi-GPU training.",
         "`nn.DataParallel` 在每次前向传播时，把 `device_ids[0]` 上的模块复制到每块 GPU，"
         "开始前先检查每个参数和缓冲区都在那里。教程的注释说要先移动再包装，代码却先包装："
         "两种顺序都可以，因为 `DataParallel` 本身也是模块，`.to()` 会到达里面的模型"
-        "（下面用 meta 设备实测）。真正会失败的是根本不移动。"
+        "（下面用 meta 设备实测）。真正会失败的是根本不移动，而且只在有两块或更多 GPU 时："
+        "只有一块可见 GPU 时，构造函数会自己把模块移过去（下面引用了这一行），忘掉的 `.to(device)` 不会被发现。"
         "真正的多 GPU 训练更推荐 `DistributedDataParallel`。",
     ),
     before="model = nn.DataParallel(model)",
     after="model = nn.DataParallel(model).to(device)   # or move first, then wrap: the same",
     needs_gpu=True,
+    devices=2,  # with one GPU the constructor moves the module itself: the mistake shows with two or more
     real_on=("cuda",),  # DataParallel replicates over CUDA devices only
     # the check in torch/nn/parallel/data_parallel.py, plain Python: the same words on a GPU
     expect={kind: Outcome(RuntimeError, r"module must have its parameters and buffers on device cuda:\d+ "
                                         r"\(device_ids\[0\]\) but found one of them on device: cpu")
-            for kind in ("simulated", "cuda")},
+            for kind in ("simulated", "cuda2")},
     group="training",
     bundled_only=True,
     labels=LABELS_DP,
@@ -231,13 +249,21 @@ LABELS_DP = {
                   fix=changed("model = model.to(device)\n", "model = nn.DataParallel(model).to(device)\n", STEP)),
     words={
         "simulation": W(
-            "This machine has no GPU, so nn.DataParallel's constructor makes a pass-through wrapper "
-            "(device_ids=[]). The lab set its attributes as the constructor sets them on a host with one GPU "
-            "(device_ids=[0], source device cuda:0); the forward that raised above is DataParallel's own, "
-            "unchanged. The fixed step below ran for real on the CPU.",
-            "这台机器没有 GPU，所以 nn.DataParallel 的构造函数只生成一个直通包装（device_ids=[]）。"
-            "实验室按有一块 GPU 的机器上构造函数的做法设置了它的属性（device_ids=[0]，源设备 cuda:0）；"
-            "上面抛出错误的 forward 是 DataParallel 自己的，未作改动。下面修复后的训练步骤在 CPU 上真实运行。",
+            "This machine has fewer than two GPUs: without a GPU, nn.DataParallel's constructor makes a "
+            "pass-through wrapper (device_ids=[]); with one, it moves the module to that GPU itself. The lab set "
+            "the wrapper's attributes as the constructor sets them on a host with two GPUs (device_ids=[0, 1], "
+            "source device cuda:0), where the module stays where it is; the forward that raised above is "
+            "DataParallel's own, unchanged. The fixed step below ran for real on this machine's `device`.",
+            "这台机器的 GPU 少于两块：没有 GPU 时，nn.DataParallel 的构造函数只生成一个直通包装（device_ids=[]）；"
+            "有一块时，它自己把模块移到那块 GPU 上。实验室按有两块 GPU 的机器上构造函数的做法设置了包装的属性"
+            "（device_ids=[0, 1]，源设备 cuda:0），在那里模块留在原处；"
+            "上面抛出错误的 forward 是 DataParallel 自己的，未作改动。下面修复后的训练步骤在这台机器的 `device` 上真实运行。",
+        ),
+        "one_gpu": W(
+            "With one visible GPU this mistake raises nothing: nn.DataParallel's constructor moves the module to "
+            "that GPU itself (`{line}`), and the broken step trains there. It raises with two GPUs or more.",
+            "只有一块可见 GPU 时，这个错误不会报错：nn.DataParallel 的构造函数自己把模块移到那块 GPU 上"
+            "（`{line}`），出错的训练步骤照样在那里训练。有两块或更多 GPU 时才会报错。",
         ),
     },
 )
@@ -245,13 +271,16 @@ def dataparallel_not_moved(lab: Lab, r: BreakResult) -> None:
     r.measured = {
         "wrap_then_to_meta": str(next(torch.nn.DataParallel(torch.nn.Linear(2, 2)).to("meta").parameters()).device),
         "to_meta_then_wrap": str(next(torch.nn.DataParallel(torch.nn.Linear(2, 2).to("meta")).parameters()).device),
+        **one_gpu_constructor(),
     }
     input_ids, _labels = batch(lab)
     model = lab.copy().train()
-    dp = data_parallel_as_on_a_gpu_host(model, lab.run.target.device)
+    # two GPUs or more here: DataParallel's own constructor (it leaves the module on the CPU); else built as there
+    dp = torch.nn.DataParallel(model) if not lab.run.target.simulated else data_parallel_as_on_a_gpu_host(model)
     r.tensors = [row("input_ids", input_ids), row("module.transformer.wte.weight", model.get_input_embeddings().weight)]
     attempt(r, lambda: call_data_parallel(dp, input_ids))
     mark(lab, r, "scenario.dataparallel-not-moved.simulation", "", device="cpu")
+    r.notes.append(said("scenario.dataparallel-not-moved.one_gpu", line=r.measured["one_gpu_constructor"]))
     if r.simulated and r.raised:  # the check is plain Python in torch/nn/parallel/data_parallel.py: a GPU words it so
         r.real_gpu_message = r.error_message
     run_fix(lab, dataparallel_not_moved, r)

@@ -1,0 +1,103 @@
+"""`python -m playground gpu-run OUT_DIR`: the prepared GPU run. Each step in a process of its own under its time
+budget, one failing or hanging step never stopping the others, every result (or error) in OUT_DIR; rehearsed
+here end to end, its CPU parts run and its GPU parts skipped with their reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from playground.core.i18n import said
+from playground.tools import gpurun
+from tests.tools.test_cli import run_cli
+
+WRITE = ("import json, pathlib, sys; out = pathlib.Path(sys.argv[1]); "
+         "(out / 'steps' / '{name}.json').write_text(json.dumps({{'status': '{status}', 'result': {{'n': 1}}}}))")
+
+
+@dataclass(frozen=True)
+class ScriptStep(gpurun.Step):
+    """A step whose process runs a short script instead of a real step (the run's own handling is what is tested)."""
+
+    script: str = ""
+
+    def command(self, out):
+        return [sys.executable, "-c", self.script.format(name=self.name), str(out)]
+
+
+STEPS = (
+    ScriptStep("first", 20, True, "-", WRITE.replace("{status}", "ok")),
+    ScriptStep("crashes", 20, True, "-", "import sys; print('boom'); sys.exit(3)"),
+    ScriptStep("hangs", 2, True, "-", "import time; time.sleep(60)"),
+    ScriptStep("gpu_only", 20, False, "-", "raise SystemExit('never started without a GPU')"),
+    ScriptStep("after", 20, True, "-", WRITE.replace("{status}", "ok")),
+)
+
+
+def test_each_step_is_isolated_timed_and_recorded(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpurun, "gpu_here", lambda: said("dev.no_cuda_device"))  # a machine without a GPU, as data
+    t0 = time.perf_counter()
+    doc = gpurun.run(tmp_path, budget=60, steps=STEPS, log=lambda line: None)
+    assert time.perf_counter() - t0 < 30  # the hanging step was stopped at its 2 s
+    steps = doc["steps"]
+    assert [steps[n]["status"] for n in ("first", "crashes", "hangs", "gpu_only", "after")] == [
+        "ok", "error", "timeout", "skipped", "ok"]
+    assert "exited with status 3" in steps["crashes"]["error"] and "boom" in steps["crashes"]["error"]
+    assert steps["hangs"]["budget_seconds"] == 2 and "stopped after 2 s" in steps["hangs"]["reason"]
+    assert "needs a CUDA GPU: no CUDA device visible" in steps["gpu_only"]["reason"] and steps["gpu_only"]["reason_zh"]
+    assert steps["after"]["result"] == {"n": 1}  # the run went on past the failures
+    assert doc["ok"] is False and doc["findings"] == ["crashes: error", "hangs: timeout"]
+    assert json.loads((tmp_path / "gpu-run.json").read_text()) == json.loads(json.dumps(doc, default=str))
+    assert (tmp_path / "logs" / "crashes.log").read_text().strip() == "boom"
+    assert not (tmp_path / "work").exists()  # the synthetic checkpoints' folder is removed at the end
+
+
+def test_a_spent_budget_skips_the_remaining_steps_saying_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpurun, "gpu_here", lambda: None)
+    doc = gpurun.run(tmp_path, budget=gpurun.RESERVE + 4, steps=STEPS[:1], log=lambda line: None)
+    assert doc["steps"]["first"]["status"] == "skipped" and "were spent" in doc["steps"]["first"]["reason"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--only", "h2d,warp"], "--only takes steps among load_vs_to, h2d, straight_vs_move"),
+    (["--budget", "5"], "--budget must be a number of seconds from 30 to 3600"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys, args, message):
+    from playground.tools import cli
+
+    assert cli.main(["gpu-run", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.slow  # the whole run on this CPU: the self-check, then each step with a CPU part, about 2 minutes
+def test_the_prepared_run_rehearses_here_its_gpu_steps_skipped_with_their_reason(tmp_path):
+    proc = run_cli("gpu-run", str(tmp_path / "out"), timeout=600)
+    doc = json.loads(proc.stdout)
+    print(f"\ngpu-run here: {doc['wall_seconds']:.0f} s; " + ", ".join(
+        f"{n} {s['status']} {s.get('seconds', 0):.0f} s" for n, s in doc["steps"].items()))
+    assert list(doc) == ["command", "started", "budget_seconds", "environment", "steps", "findings", "ok",
+                         "wall_seconds"]
+    steps = doc["steps"]
+    assert list(steps) == [s.name for s in gpurun.STEPS]
+    gpu = doc["environment"]["cuda_devices"] > 0
+    for s in gpurun.STEPS:
+        entry = steps[s.name]
+        if gpu or s.cpu_part:
+            assert entry["status"] == "ok", (s.name, entry.get("error"))
+        else:
+            assert entry["status"] == "skipped" and entry["reason"].startswith("needs a CUDA GPU: "), entry
+    assert proc.returncode == 0 and doc["ok"] and doc["findings"] == [], (doc["findings"], proc.stderr[-2000:])
+    check = json.loads((tmp_path / "out" / "selfcheck.json").read_text())
+    assert check["failed"] == 0 and steps["selfcheck"]["result"]["passed"] == check["passed"] > 0
+    decode = steps["ledger_decode"]["result"]
+    assert decode["new_tokens"] > 0 and 0 < decode["percent_of_bound"] <= 100
+    assert {p["part"] for p in decode["after_load"]} >= {"runtime", "weights", "unaccounted"}
+    assert steps["straight_vs_move"]["result"]["same_weights"]
+    tiers = steps["placement"]["result"]["placement"]["by_tier"]
+    assert tiers.get("disk", 0) > 0 and sum(tiers.values()) > 0
+    assert not (tmp_path / "out" / "work").exists()
