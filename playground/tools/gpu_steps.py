@@ -45,7 +45,7 @@ def load_vs_to(device: str) -> dict:
     survey, models = None, []
     for name, dtype in ((BUNDLED_NAME, "float32"), (ONE_B, "bfloat16")):
         if survey is not None:
-            torch.cuda.reset_peak_memory_stats(0)
+            memory.reset_peak(device)
         lm = loader.load(loader.prepare(*loader.parse(name, device, dtype)))
         if survey is None:  # after the first load, whose first CUDA call made (and timed) the context
             survey = bandwidth.survey([devices.parse_device(device)])
@@ -55,10 +55,11 @@ def load_vs_to(device: str) -> dict:
             phases={p["name"]: p["seconds"] for p in r["phases"]}, load_seconds=r["load_seconds"],
             migrate_seconds=r["migrate_seconds"], migrate_fields=r["migrate_fields"],
             gap=migration.gap(lm.report, lm.model, survey, _link_gbps(device)[0]).to_dict(),
-            peak_vram=torch.cuda.max_memory_allocated(0)))
+            peak_vram=memory.peak_allocated(device)))
         del lm
         memory.release_memory()
-    return {"gpu": torch.cuda.get_device_name(0), "capability": ".".join(map(str, torch.cuda.get_device_capability(0))),
+    info = devices.parse_device(device)
+    return {"gpu": info.name, "capability": info.capability,
             "cuda_context": ledger.cuda_context(0),  # measured at the first load's first CUDA call
             "survey": survey, "models": models}
 

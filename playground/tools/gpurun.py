@@ -72,8 +72,8 @@ def environment() -> dict:
     """The machine and the versions, read without a CUDA context (NVML for the GPU's name, driver and memory)."""
     out = dict(python=platform.python_version(), platform=platform.platform(), cpu=devices.cpu_name(),
                cores=os.cpu_count(), ram_bytes=psutil.virtual_memory().total, versions=versions(),
-               torch_cuda=torch.version.cuda, cuda_available=torch.cuda.is_available(),
-               cuda_devices=torch.cuda.device_count() if torch.cuda.is_available() else 0, gpus=[])
+               torch_cuda=torch.version.cuda, cuda_available=devices.cuda_count() > 0,
+               cuda_devices=devices.cuda_count(), gpus=[])
     nvml, reason = memory.nvml_module()
     if nvml is None:
         out["nvml"] = reason.text("en") if reason else None
