@@ -3,6 +3,7 @@
     python -m playground.bench            # the four cases, a table
     python -m playground.bench --json     # one JSON object
     python -m playground.bench --quick    # one small case, its figures and no verdict (a smoke run)
+    python -m playground.bench --against before.json   # this run beside an earlier one's --json
 
 Bare Transformers (`from_pretrained` + `.to()` + `generate()`) and the playground's
 path (`POOL.load` + `POOL.generate`, every timer, the sampler and the streamer on)
@@ -324,6 +325,22 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def against(before: dict, after: dict) -> str:
+    """This run beside an earlier one (its `--json`, saved): each case's targets, before and after, and what moved,
+    so that a change can be judged against main's figures taken on the same machine."""
+    head = f"{'case':<34} {'target':<34} {'before':>10} {'after':>10} {'change':>9}"
+    lines = [head, "-" * len(head)]
+    for case, group in after.get("ratios", {}).items():
+        old = before.get("ratios", {}).get(case, {})
+        for name, r in group.items():
+            b, a = (old.get(name) or {}).get("value"), r.get("value")
+            change = f"{a - b:+.3f}" if a is not None and b is not None else "—"
+            mark = {True: " ok", False: " MISSED", None: ""}[r.get("met")]
+            lines.append(f"{case:<34} {name:<34} {_fmt(b, ''):>10} {_fmt(a, ''):>10} {change:>9}{mark}")
+    lines.append(f"missed before: {len(before.get('missed', []))} · missed now: {len(after.get('missed', []))}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = cli.Parser(prog="python -m playground.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -340,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-engines", dest="engines", action="store_false", help="skip the decode-engine section")
     parser.add_argument("--engines-only", action="store_true", help="only the decode-engine section")
     parser.add_argument("--profile", action="store_true", help="with the engine section: profile the compiled steps")
+    parser.add_argument("--against", metavar="FILE", default=None,
+                        help="an earlier run's --json output: print this run's targets beside it (before, after, change)")
     try:
         args = parser.parse_args(argv)
         if args.runs is not None and args.runs < 1:
@@ -348,6 +367,13 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"--warmup must be 0 or more; got {args.warmup}.")
         if args.max_new_tokens is not None and args.max_new_tokens < 2:
             raise UserError(f"--max-new-tokens must be at least 2 (a decode rate needs two tokens); got {args.max_new_tokens}.")
+        before = None
+        if args.against is not None:
+            try:
+                before = json.loads(Path(args.against).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise UserError(f"--against: cannot read an earlier run's JSON from that file ({type(e).__name__}); "
+                                "save one with: python -m playground.bench --json > before.json") from None
         cli.quiet_libraries()
         log = (lambda msg: print(msg, file=sys.stderr, flush=True))
         with cli.stdout_to_stderr():
@@ -357,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"error: {cli.one_line(e)}", file=sys.stderr)
         return cli.EXIT_USAGE
-    sys.stdout.write((json.dumps(result) if args.json else table(result)) + "\n")
+    out = json.dumps(result) if args.json else table(result)
+    if before is not None and not args.json:
+        out += "\n\n" + against(before, result)
+    sys.stdout.write(out + "\n")
     sys.stdout.flush()
     return 0
 

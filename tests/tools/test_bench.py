@@ -102,3 +102,18 @@ def test_engine_section_prints_speedup_share_of_bound_and_what_was_missed():
     assert "MISSED by 3.70" in text  # 46.3% of the bound against 50%
     assert "load average before 0.50" in text
     assert set(bench_engines.TARGETS) == set(bench_engines.MODELS)
+
+
+def test_a_run_is_printed_beside_an_earlier_one(tmp_path, capsys):
+    """`--against before.json`: each target before and after and what moved, so that a change is judged against
+    main's figures from the same machine; a file that is not a run's JSON is one line, exit 2."""
+    before = {"ratios": {"m cpu float32": {"ttft_difference_seconds": {"value": 0.129, "met": False}}},
+              "missed": ["m cpu float32: ttft_difference_seconds"]}
+    after = {"ratios": {"m cpu float32": {"ttft_difference_seconds": {"value": 0.004, "met": True}}}, "missed": []}
+    text = bench.against(before, after)
+    assert "0.129" in text and "0.004" in text and "-0.125" in text and " ok" in text
+    assert text.splitlines()[-1] == "missed before: 1 · missed now: 0"
+    bad = tmp_path / "not.json"
+    bad.write_text("table, not JSON")
+    assert bench.main(["--quick", "--against", str(bad)]) == 2
+    assert "--against" in capsys.readouterr().err
