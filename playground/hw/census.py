@@ -121,6 +121,36 @@ def _holds_any(ptrs: list[int], lo: int, hi: int) -> bool:
     return i < len(ptrs) and ptrs[i] < hi
 
 
+def leaves(t: torch.Tensor) -> list[torch.Tensor]:
+    """The plain tensors that hold `t`'s bytes: `t` itself, or for a tensor subclass that wraps others (torchao's
+    quantized weights: `Int8Tensor` holds int8 values, a scale per row and a zero point) its inner tensors, named
+    by its `__tensor_flatten__`, recursively. The wrapper reports the shape and dtype of the weight it stands for
+    (a float32 [out, in] matrix) and owns no storage of its own."""
+    if type(t) in (torch.Tensor, torch.nn.Parameter) or not hasattr(t, "__tensor_flatten__"):
+        return [t]
+    names, _meta = t.__tensor_flatten__()
+    out: list[torch.Tensor] = []
+    for n in names:
+        inner = getattr(t, n, None)
+        if isinstance(inner, torch.Tensor):
+            out += leaves(inner)
+    return out
+
+
+def nbytes(t: torch.Tensor) -> int:
+    """The bytes a tensor holds: `Tensor.nbytes`, or its inner tensors' for a tensor subclass (`leaves`), scales
+    and zero points included. The one count of a tensor's bytes: the census, the ledger, the estimate and Inspect
+    read it. (A subclass's own `nbytes` is numel x its dtype's size: 4 bytes per int8 weight of a float32 model.
+    `torchao.utils.get_model_size_in_bytes` sums the same inner tensors per module, so it counts a head tied to the
+    embedding twice; `weights_bytes` counts each tensor once.)"""
+    return sum(x.nbytes for x in leaves(t))
+
+
+def weights_bytes(model: torch.nn.Module) -> int:
+    """Bytes of a model's parameters and buffers, each tensor once (`nbytes`): what reading every weight costs."""
+    return sum(nbytes(t) for t in tensors(model))
+
+
 def tensors(model: torch.nn.Module) -> list[torch.Tensor]:
     """The model's parameters and buffers, each tensor once (the ledger's weights, the migration's report)."""
     seen, out = set(), []
@@ -156,9 +186,9 @@ def census(model: torch.nn.Module) -> Census:
     ts = tensors(model)
     for t in ts:
         dev = devices.name(t.device)
-        by_device[dev] = by_device.get(dev, 0) + t.nbytes
+        by_device[dev] = by_device.get(dev, 0) + nbytes(t)
         if dev == "cpu":
-            cpu.append(t)
+            cpu += leaves(t)  # a quantized weight's storages are its inner tensors'
     ptrs = sorted(t.data_ptr() for t in cpu)
     # A storage PyTorch allocated itself is resizable; one wrapping memory it does not own (a mapped file, a
     # numpy array) is not. Only those can be mapped: with none (a cast to another dtype copies every tensor)

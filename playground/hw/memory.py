@@ -1,8 +1,7 @@
 """Memory readings: what a load, a `.to()` or a generation costs in RAM and VRAM.
 
 `snapshot()` reads this process's RSS and the system's available RAM; `gpu_readings()` reads
-each GPU's NVML used memory and torch's allocator counters (or says why there are none);
-`weights_bytes` is the theoretical size, sum(numel x element_size) over parameters and buffers.
+each GPU's NVML used memory and torch's allocator counters (or says why there are none). A model's weights are counted in `census`.
 What each view answers: docs/hardware.md.
 """
 
@@ -308,22 +307,6 @@ def vram_free(index: int) -> int:
 def mps_free() -> int:
     """What MPS can still give: its recommended working set less what its driver holds already."""
     return max(torch.mps.recommended_max_memory() - torch.mps.driver_allocated_memory(), 0)
-
-
-def weights_bytes(model: torch.nn.Module) -> int:
-    """sum(numel x element_size) over parameters and buffers, shared tensors once.
-
-    Tied weights (GPT-2's LM head is the token embedding) are one tensor reachable
-    under two names; `parameters()` already yields it once.
-    """
-    seen: set[int] = set()
-    total = 0
-    for t in list(model.parameters()) + list(model.buffers()):
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        total += t.numel() * t.element_size()
-    return total
 
 
 def limit_malloc_arenas(n: int = 2) -> bool:

@@ -28,7 +28,7 @@ from playground.core.inputs import DEFAULT_PROMPT
 from playground.core.paths import BUNDLED_DIR
 from playground.core.units import fmt_bytes
 from playground.hw import devices
-from playground.hw.memory import weights_bytes
+from playground.hw.census import weights_bytes
 from playground.lab import scripts
 from playground.lab.capture import attempt, fix
 from playground.lab.outcome import ANY_MISMATCH, Outcome

@@ -19,7 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from playground.core.errors import UserError
-from playground.hw import devices, memory
+from playground.hw import census, devices, memory
 from playground.hw.devices import DeviceInfo
 from playground.hw.sampler import Sampler
 from playground.load import migration
@@ -131,7 +131,7 @@ def compare(folder: str, name: str, dev: DeviceInfo, dtype: torch.dtype) -> Stra
             first = state
         else:
             second = state
-        weights = memory.weights_bytes(model)
+        weights = census.weights_bytes(model)
         del model
     same = first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
     del first, second

@@ -22,7 +22,7 @@ from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, plain, said
 from playground.core.inputs import GenerationParams
 from playground.core.units import fmt_bytes
-from playground.hw import bandwidth, devices, memory
+from playground.hw import bandwidth, census, devices
 from playground.run import compiled, decode, generation, loop, offload
 from playground.run.generation import generate_ids
 
@@ -139,7 +139,7 @@ def matmul_profile(model, tokenizer, device: str, prompt: str, n: int = 16) -> d
     events = prof.key_averages()
     mm = sum(spent(e) for e in events if e.key in MATMULS)
     others = sorted(((spent(e), e.key) for e in events if e.key not in MATMULS), reverse=True)[:3]
-    weights = memory.weights_bytes(model)
+    weights = census.weights_bytes(model)
     return dict(tokens=n, wall_seconds=wall, matmul_seconds=mm, matmul_share=mm / wall if wall else 0.0,
                 matmul_gbps=weights * n / mm / 1e9 if mm else None,  # n forward passes: the prefill and n - 1 steps
                 largest_others=[dict(op=k, seconds=v) for v, k in others])
@@ -169,7 +169,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     Refuses (UserError) a budget that does not fit the model's context after the prompt."""
     say = progress or (lambda f, d: None)
     generation.encode(tokenizer, prompt, "cpu", model, max_new_tokens)  # the context check, before any work
-    weights = memory.weights_bytes(model)
+    weights = census.weights_bytes(model)
     read = bandwidth.read_bandwidth(device)
     bound = read.gbps * 1e9 / weights
     llc = bandwidth.last_level_cache_bytes()

@@ -15,7 +15,7 @@ import statistics
 import torch
 
 from playground.core import threads
-from playground.hw import bandwidth, memory
+from playground.hw import bandwidth, census
 from playground.load import loader, synthetic
 from playground.core.inputs import GenerationParams
 from playground.run import compiled, decode, engines, generation
@@ -61,7 +61,7 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
         threads.run(synthetic.ensure, model)
     POOL.load(*loader.parse(model, "cpu", "float32"), session="bench")
     with POOL.held("bench") as lm:
-        weights = memory.weights_bytes(lm.model)
+        weights = census.weights_bytes(lm.model)
         log(f"  {model}: warm-up (generate(), the manual loop, then compiling the static-cache step)")
         ref, _ = _generate(lm, n)
         _manual(lm, n)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from playground.hw import memory
+from playground.hw import census, memory
 
 MiB = 2**20
 
@@ -45,9 +45,9 @@ def test_weights_bytes_counts_tied_tensor_once_and_buffers():
     m.head = torch.nn.Linear(8, 100, bias=False)
     m.head.weight = m.emb.weight  # tied, as GPT-2's LM head
     m.register_buffer("scale", torch.ones(10, dtype=torch.float16))
-    assert memory.weights_bytes(m) == 100 * 8 * 4 + 10 * 2
+    assert census.weights_bytes(m) == 100 * 8 * 4 + 10 * 2
     m.half()
-    assert memory.weights_bytes(m) == 100 * 8 * 2 + 10 * 2
+    assert census.weights_bytes(m) == 100 * 8 * 2 + 10 * 2
 
 
 @pytest.mark.parametrize("nvml, reserved, allocated, ok", [

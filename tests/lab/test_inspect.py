@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from playground.core.errors import UserError
-from playground.hw.memory import weights_bytes
+from playground.hw.census import weights_bytes
 from playground.lab import harness
 from playground.lab.inspect import inspect
 from playground.lab.render import inspect_markdown

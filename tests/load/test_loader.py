@@ -8,7 +8,7 @@ import torch
 
 from playground.core.errors import UserError
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
-from playground.hw import devices, memory
+from playground.hw import census, devices
 from playground.load import loader
 from tests.conftest import load, present
 
@@ -121,7 +121,7 @@ def test_load_puts_every_tensor_on_the_device(device, pool, figures):
     weight bytes are the sum of numel x element size."""
     r = pool.load(*loader.parse(BUNDLED_NAME, device, "float32"))
     with pool.held() as lm:
-        off, weights = not_on(lm.model, device), memory.weights_bytes(lm.model)
+        off, weights = not_on(lm.model, device), census.weights_bytes(lm.model)
     figures.update(load_seconds=r.load_seconds, migrate_seconds=r.migrate_seconds, weights_bytes=r.weights_bytes,
                    params=r.param_count, migrate=r.migrate_code,
                    migrate_gbps=r.weights_bytes / r.migrate_seconds / 1e9 if r.migrate_code == "copied" else None)

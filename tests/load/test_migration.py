@@ -9,7 +9,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from playground.core.paths import BUNDLED_DIR
-from playground.hw import memory
+from playground.hw import census
 from playground.load import migration
 
 
@@ -21,7 +21,7 @@ def _fresh_bundled():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 def test_same_dtype_load_is_memory_mapped_and_a_cast_is_not():
     m = _fresh_bundled()
-    w = memory.weights_bytes(m)
+    w = census.weights_bytes(m)
     # Transformers 5 points each float32 tensor into the mapped checkpoint (zero-copy)
     assert migration.file_backed_bytes(m) == w
     m.to(torch.bfloat16)

@@ -14,7 +14,7 @@ import torch
 from transformers import AutoModelForCausalLM, GPT2Config
 
 from playground.core.i18n import W, said
-from playground.hw.memory import weights_bytes
+from playground.hw.census import weights_bytes
 from playground.lab.factcheck.claim import T1, T3, Evidence, claim
 
 NEW_TOKENS = 24

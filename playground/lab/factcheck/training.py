@@ -11,7 +11,7 @@ from transformers import AutoModelForCausalLM
 from playground.core.i18n import W
 from playground.core.paths import BUNDLED_DIR
 from playground.hw import bandwidth
-from playground.hw.memory import weights_bytes
+from playground.hw.census import weights_bytes
 from playground.lab import target
 from playground.lab.factcheck.claim import T2, T3, T4, T5, Evidence, claim
 from playground.lab.harness import bundled

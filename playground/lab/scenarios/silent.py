@@ -12,7 +12,7 @@ import torch
 
 from playground.core.i18n import W
 from playground.hw import devices
-from playground.hw.memory import weights_bytes
+from playground.hw.census import weights_bytes
 from playground.lab import timing
 from playground.lab.harness import Lab, row, run_fix, scenario
 from playground.lab.outcome import Outcome
