@@ -20,9 +20,13 @@ from playground.core.errors import UserError, shown
 from playground.core.i18n import Said, plain, said
 from playground.hw import busy, cpu_threads, zerogpu
 
-DTYPES = ("float32", "float16", "bfloat16", "auto")
+DTYPES = ("float32", "float16", "bfloat16", "auto", "int8", "int4")
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-# A dtype as the inner code takes it: a torch.dtype, or "auto" (keep the checkpoint's own).
+# Weights quantized after loading (torchao, weight-only: playground/load/quantize.py); loaded in QUANTIZED_BASE,
+# which the rest of the model and the activations keep.
+QUANTIZED = ("int8", "int4")
+QUANTIZED_BASE = torch.float32
+# A dtype as the inner code takes it: a torch.dtype, "auto" (keep the checkpoint's own), or a QUANTIZED name.
 Dtype = torch.dtype | str
 
 
@@ -182,7 +186,13 @@ def parse_dtype(dtype: object) -> Dtype:
     if not isinstance(dtype, str) or dtype.strip() not in DTYPES:
         raise UserError.of("err.dtype", dtype=shown(dtype, 40), dtypes=", ".join(DTYPES))
     name = dtype.strip()
-    return "auto" if name == "auto" else TORCH_DTYPES[name]
+    return name if name == "auto" or name in QUANTIZED else TORCH_DTYPES[name]
+
+
+def load_dtype(dtype: Dtype) -> Dtype:
+    """The dtype from_pretrained is given: QUANTIZED_BASE for a quantized dtype (quantized after loading), else
+    the dtype itself."""
+    return QUANTIZED_BASE if dtype in QUANTIZED else dtype
 
 
 def best(devices: list[DeviceInfo] | None = None) -> DeviceInfo:
@@ -228,6 +238,8 @@ def hint(device: DeviceInfo, dtype: Dtype) -> Said | None:
         return said("hint.bf16_mps")
     if dtype == "auto":
         return said("hint.auto")
+    if dtype in QUANTIZED:
+        return said("hint.quantized", dtype=dtype)
     return None
 
 

@@ -28,7 +28,7 @@ from playground.core.i18n import Said, plain, said
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import checkpoint, kv
+from playground.load import checkpoint, kv, quantize
 from playground.load.catalog import ModelConfig
 
 MARGIN = 0.20  # Accelerate's documented inference overhead: "up to about 20% more than the weights"
@@ -121,6 +121,20 @@ def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFac
     return MetaFacts(type(m).__name__, sum(p.numel() for p in m.parameters()), total, largest, tuple(names), tied)
 
 
+@functools.lru_cache(maxsize=16)
+def _quantized_bytes(config_json: str, name: str) -> int:
+    cfg_dict = json.loads(config_json)
+    config = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
+    return quantize.meta_bytes(meta_model(config, devices.QUANTIZED_BASE), name)
+
+
+def quantized_bytes(config, name: str) -> int:
+    """The weights' bytes once quantized as `name` (int8, int4): the model built on meta in the base dtype, then
+    quantized there by torchao (shapes only), counted as the loaded model is counted (`census.nbytes`): scales and
+    zero points included, the layers it skips in the base dtype. Once per (config, dtype)."""
+    return _quantized_bytes(config.to_json_string(use_diff=False), name)
+
+
 def sizes(model) -> tuple[int, int, list[str]]:
     """(total bytes, largest layer bytes, its names) by Accelerate's own accounting."""
     total, (largest, names) = calculate_maximum_sizes(model)
@@ -202,21 +216,25 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
         except (OSError, ValueError) as e:
             stored = dict(error=f"could not read the safetensors header: {e}")
     resolved, reason = resolve_dtype(dtype, cfg.config, stored)
-    if resolved not in devices.TORCH_DTYPES:
+    quantized = resolved in devices.QUANTIZED
+    loaded_as = devices.dtype_name(devices.QUANTIZED_BASE) if quantized else resolved  # what from_pretrained makes
+    if loaded_as not in devices.TORCH_DTYPES:
         raise UserError.of("err.auto_dtype", name=cfg.source.name, dtype=resolved)
 
     by_dtype: dict[str, int] = {}
     main = None
     for name, tdtype in devices.TORCH_DTYPES.items():
-        if not all_dtypes and name != resolved:
+        if not all_dtypes and name != loaded_as:
             continue
         facts = meta_facts(cfg.config, tdtype)
         by_dtype[name] = facts.total
-        if name == resolved:
+        if name == loaded_as:
             main = facts
     if cfg.source.kind == "synthetic" and not cfg.built and "float32" not in by_dtype:
         by_dtype["float32"] = meta_facts(cfg.config, torch.float32).total  # ensure() builds in float32
-    tdtype = devices.TORCH_DTYPES[resolved]
+    if quantized:  # torchao is imported for this alone: a float estimate never sizes the quantized dtypes
+        by_dtype[resolved] = quantized_bytes(cfg.config, resolved)
+    tdtype = devices.TORCH_DTYPES[loaded_as]  # the KV cache and the activations stay in the base dtype
     per = kv.per_token(cfg.config, tdtype)
     ks = kv.shape(cfg.config)
     ctx = context_length(cfg.config)
@@ -224,7 +242,7 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
         model=cfg.source.name, source=cfg.source.kind, device=dev.id, dtype=resolved,
         dtype_requested=devices.dtype_name(dtype), dtype_reason=reason,
         architecture=main.architecture, param_count=main.param_count,
-        weights_bytes=main.total, weights_bytes_by_dtype=by_dtype,
+        weights_bytes=by_dtype[resolved], weights_bytes_by_dtype=by_dtype,
         largest_layer_bytes=main.largest, largest_layer_names=list(main.names),
         kv_bytes_per_token=per,
         kv_formula=said("est.kv_formula", layers=ks["layers"], kv_heads=ks["kv_heads"], head_dim=ks["head_dim"],
@@ -233,6 +251,8 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
         tied_lm_head=main.tied, checkpoint=stored, margin=MARGIN,
         required_bytes=int(main.total * (1 + MARGIN)), available_bytes=0, available_source=None,
     )
+    if quantized:  # loaded in the base dtype first, then quantized layer by layer: both held at the peak
+        est.required_bytes = int(main.total * (1 + MARGIN)) + by_dtype[resolved]
     _decide(est, dev, cfg, reclaimable, resident)
     if not est.fits and not all_dtypes:  # refused: size the other dtypes too, to suggest one
         for name, tdtype in devices.TORCH_DTYPES.items():
@@ -290,6 +310,12 @@ def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int =
         reason = said("est.reason.build", need=fmt(need_ram), f32=fmt(est.weights_bytes_by_dtype["float32"]),
                       margin=f"{MARGIN:.0%}", dtype=est.dtype, load=fmt(est.required_bytes), avail=fmt(avail),
                       where=where)
+    elif est.dtype in devices.QUANTIZED:  # the base dtype's weights with the margin, and the quantized copy made
+        est.fits = fits_ram
+        base = devices.dtype_name(devices.QUANTIZED_BASE)
+        reason = said("est.reason.quantized", need=fmt(need_ram), base=base,
+                      loaded=fmt(est.weights_bytes_by_dtype[base]), margin=f"{MARGIN:.0%}", dtype=est.dtype,
+                      weights=fmt(est.weights_bytes), avail=fmt(avail), where=where)
     else:
         est.fits = fits_ram
         reason = said("est.reason.ram", need=fmt(need_ram), weights=fmt(est.weights_bytes),

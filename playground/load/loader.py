@@ -25,7 +25,7 @@ from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.hw import census, devices, ledger, memory
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import catalog, checkpoint, estimate, hub, placement as placing, synthetic
+from playground.load import catalog, checkpoint, estimate, hub, placement as placing, quantize, synthetic
 from playground.load.catalog import ModelSource
 from playground.load.location import ModelLocation, locate
 from playground.load.phases import PhaseReport, Recorder, phase as _phase, recorder
@@ -80,6 +80,7 @@ class LoadReport:
     evicted_before: dict | None = None  # the model this visitor held before, unloaded since for another's
     # every byte after the load, each part from its counter (playground.hw.ledger), the estimate beside the weights
     ledger: list[ledger.Part] = field(default_factory=list)
+    quantized: quantize.QuantReport | None = None  # int8, int4: which layers were quantized, which skipped and why
 
     @property
     def migrate_note(self) -> Said:
@@ -95,6 +96,7 @@ class LoadReport:
             p["note"] = p["note"] or ""
         d["ledger"] = ledger.as_dicts(self.ledger)
         d["location"] = self.location.to_dict() if self.location is not None else None
+        d["quantized"] = self.quantized.to_dict() if self.quantized is not None else None
         return d
 
 
@@ -164,7 +166,8 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     with rec.phase("import", 0.01, phrase("progress.import")) as imported:
         cfg = catalog.read_config(src)
         model_class = _model_class(src, cfg.config)
-    imported.note = said("phase.import", cls=model_class.__name__)
+        ao = dtype in devices.QUANTIZED and quantize.torchao()  # int8, int4: torchao too, here only
+    imported.note = said("phase.import_torchao" if ao else "phase.import", cls=model_class.__name__)
     _context_phase(dev, rec)  # a GPU's first use in this process: its CUDA context, measured
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
     with rec.phase("estimate", 0.02, phrase("progress.estimate")) as phase:
@@ -300,7 +303,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
         tokenizer = plan.tokenizer if plan.tokenizer is not None else AutoTokenizer.from_pretrained(ref, **common)
     except Exception as e:
         raise _load_error(src, e) from None
-    kwargs = dict(dtype=plan.dtype, use_safetensors=True, **common)
+    kwargs = dict(dtype=devices.load_dtype(plan.dtype), use_safetensors=True, **common)
     if dev.id == "auto":
         kwargs["device_map"] = "auto"
     if plan.placed is not None:  # Accelerate plans again from these numbers: the same plan (load/placement.py)
@@ -347,6 +350,8 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
         else:
             code, fields = "copied", {"src": str(dev_before), "dst": str(first.device), "mapped_bytes": mapped}
     moved.note = said(f"note.migrate.{code}", **fields)
+    # 2b. int8, int4: the weights quantized where they now live (torchao, weight-only: load/quantize.py)
+    quant = quantize.phase(model, plan.dtype, rec, dev.id) if plan.dtype in devices.QUANTIZED else None
 
     # 3. eval() flips `training` on every submodule: dropout off. Moves nothing.
     with rec.phase("eval", 0.9, phrase("progress.eval"), said("phase.eval")):
@@ -357,17 +362,17 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
     counted = census.census(model)
-    report = _report(plan, model, tokenizer, plan.phases(), code, fields, idle, counted)
+    report = _report(plan, model, tokenizer, plan.phases(), code, fields, idle, counted, quant)
     return LoadedModel(model=model, tokenizer=tokenizer, report=report,
                        device=placing.input_device(model), folder=ref, placed=plan.placed,
                        offload_folder=plan.offload_folder, counted=counted)
 
 
 def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle,
-            counted: census.Census) -> LoadReport:
+            counted: census.Census, quant: quantize.QuantReport | None = None) -> LoadReport:
     src, dev = plan.source, plan.device
     params = list(model.parameters())
-    actual = str(params[0].dtype).replace("torch.", "")
+    actual = quant.dtype if quant is not None else str(params[0].dtype).replace("torch.", "")
     vram_gpus, vram_reason = memory.gpu_readings()
     by = {p.name: p for p in phases}
     first, last, down = by["load"], phases[-1], by.get("download")
@@ -375,7 +380,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
     weights, mapped = counted.total, counted.mapped
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
-        dtype_reason=_dtype_reason(plan, actual, weights, mapped),
+        dtype_reason=quantize.reason(quant) if quant is not None else _dtype_reason(plan, actual, weights, mapped),
         param_count=sum(p.numel() for p in params),
         buffer_count=sum(1 for _ in model.buffers()),
         weights_bytes=weights,
@@ -400,6 +405,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         chat_template=bool(getattr(tokenizer, "chat_template", None)),
         ledger=ledger.assemble(model, runtime_anon=idle, folder=str(folder), counted=counted,
                                weights_estimate=plan.estimate.weights_bytes if plan.estimate is not None else None),
+        quantized=quant,
     )
 
 

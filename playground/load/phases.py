@@ -65,9 +65,10 @@ def phase(name: str, seconds: float, before: memory.MemorySnapshot, after: memor
 Progress = Callable[[float, str], None]
 
 # Every phase a load can record, in the order they can run (a Hub model's download, a GPU's CUDA context, a
-# synthetic model's build and an unload run only when they must). The word tables name each
-# (`phase.name.<name>`, `report.<name>`), and the timeline colours each (web/views_timeline.py).
-LOAD_PHASES = ("download", "import", "context", "estimate", "build", "tokenizer", "unload", "load", "migrate", "eval")
+# synthetic model's build, an unload and an int8 or int4 load's quantization run only when they must). The word
+# tables name each (`phase.name.<name>`, `report.<name>`), and the timeline colours each (web/views_timeline.py).
+LOAD_PHASES = ("download", "import", "context", "estimate", "build", "tokenizer", "unload", "load", "migrate",
+               "quantize", "eval")
 
 
 class Recorder:

@@ -30,8 +30,15 @@ from playground.core.paths import BUNDLED_DIR
 from playground.hw import memory
 from playground.load import integrity
 
-# Published shapes (GPT-2 from OpenAI's release, the Llamas shaped like Llama 3.2 1B and Llama 2 7B).
+# Published shapes (GPT-2 from OpenAI's release, the Llamas shaped like karpathy/llama2.c's stories42M, Llama 3.2 1B
+# and Llama 2 7B).
 CONFIGS: dict[str, dict] = {
+    # the smallest Llama here (builds in seconds): every projection an nn.Linear, the head tied to the embedding
+    "synthetic/llama-42m": dict(
+        model_type="llama", hidden_size=512, intermediate_size=1376, num_hidden_layers=8, num_attention_heads=8,
+        num_key_value_heads=8, max_position_embeddings=1024, tie_word_embeddings=True, rope_theta=10000.0,
+        rms_norm_eps=1e-5,
+    ),
     "synthetic/gpt2-small": dict(model_type="gpt2", n_embd=768, n_layer=12, n_head=12, n_positions=1024),
     "synthetic/gpt2-medium": dict(model_type="gpt2", n_embd=1024, n_layer=24, n_head=16, n_positions=1024),
     "synthetic/gpt2-large": dict(model_type="gpt2", n_embd=1280, n_layer=36, n_head=20, n_positions=1024),
@@ -52,13 +59,14 @@ CONFIGS: dict[str, dict] = {
 }
 # The published models' sizes (with their own vocabularies: 50,257 for GPT-2, 128,256 for Llama 3.2).
 PUBLISHED = {
-    "synthetic/gpt2-small": "124M", "synthetic/gpt2-medium": "355M", "synthetic/gpt2-large": "774M",
+    "synthetic/llama-42m": "42M", "synthetic/gpt2-small": "124M", "synthetic/gpt2-medium": "355M", "synthetic/gpt2-large": "774M",
     "synthetic/gpt2-xl": "1.5B", "synthetic/llama-1b": "1.2B", "synthetic/llama-7b": "6.7B",
 }
 # ...and those vocabularies: these models use the bundled tokenizer's 8,192 tokens instead, so they have fewer
 # parameters than the published size (GPT-2 small: 92.1M here, 124M published), all of them in the embedding
 PUBLISHED_VOCAB = {"synthetic/gpt2-small": 50257, "synthetic/gpt2-medium": 50257, "synthetic/gpt2-large": 50257,
-                   "synthetic/gpt2-xl": 50257, "synthetic/llama-1b": 128256, "synthetic/llama-7b": 32000}
+                   "synthetic/gpt2-xl": 50257, "synthetic/llama-1b": 128256, "synthetic/llama-7b": 32000,
+                   "synthetic/llama-42m": 32000}
 LABEL = "random weights: the text is noise; the timings and memory are real"
 SHARD_BYTES = 1 << 30  # 1 GiB shards: GPT-2 XL in float32 is 6 shards, one progress step each
 TMP_PREFIX = ".tmp-"  # a build in progress: .tmp-<pid>-<start time>-<random>

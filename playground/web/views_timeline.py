@@ -19,7 +19,8 @@ from playground.run.render import phase_name, secs
 # in the order a load and then a generation run them (the legend's order)
 PHASE_COLOURS = {
     "download": "#8c564b", "import": "#7f7f7f", "context": "#bcbd22", "estimate": "#17becf", "build": "#9467bd",
-    "tokenizer": "#e377c2", "unload": "#c49c94", "load": "#1f77b4", "migrate": "#ff7f0e", "eval": "#2ca02c",
+    "tokenizer": "#e377c2", "unload": "#c49c94", "load": "#1f77b4", "migrate": "#ff7f0e", "quantize": "#e7969c",
+    "eval": "#2ca02c",
     "warm-up": "#8c8c3c", "prefill": "#d62728", "decode": "#393b79",
 }
 OTHER = "#555555"  # a phase not listed above (none today): drawn, in grey

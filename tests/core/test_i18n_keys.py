@@ -58,6 +58,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "place.straight.form.{}": ("dtype", "device"),
     "place.tier.{}": ("cuda", "mps", "cpu", "disk", "meta", "mixed"),
     "place.offered.{}": ("limit", "free"),
+    "quant.skip.{}": ("embedding", "tied", "not_linear", "group"),  # load/quantize.py: LayerChoice.reason
     "flag.offloaded_{}": ("disk", "ram"),  # lab/render.py: a module Accelerate's plan offloaded, where to
     # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
     "ledger.part.{}": ledger.PARTS,

@@ -83,7 +83,7 @@ def test_parse_device_accepts_cpu_and_discovers_once(monkeypatch):
     assert devices.parse_device(" auto ").id == "auto" and calls == [1]
 
 
-@pytest.mark.parametrize("bad", ["int8", "float64", "fp32", "", "half", None, 3])
+@pytest.mark.parametrize("bad", ["int16", "float64", "fp32", "", "half", None, 3, "int4 "[:3]])
 def test_parse_dtype_rejects(bad):
     with pytest.raises(UserError) as e:
         devices.parse_dtype(bad)
@@ -93,6 +93,16 @@ def test_parse_dtype_rejects(bad):
 def test_parse_dtype_gives_a_torch_dtype_or_auto():
     assert devices.parse_dtype(" bfloat16") is torch.bfloat16 and devices.parse_dtype("auto") == "auto"
     assert devices.dtype_name(torch.float16) == "float16" and devices.dtype_name("auto") == "auto"
+
+
+def test_quantized_dtypes_are_names_loaded_in_the_base_dtype():
+    """int8 and int4 are dtypes of the choice: kept as their names (quantized after loading), from_pretrained
+    given the base dtype."""
+    assert devices.parse_dtype(" int8 ") == "int8" and devices.parse_dtype("int4") == "int4"
+    assert devices.load_dtype("int8") is devices.QUANTIZED_BASE is torch.float32
+    assert devices.load_dtype(torch.bfloat16) is torch.bfloat16 and devices.dtype_name("int4") == "int4"
+    cpu = devices.DeviceInfo(id="cpu", kind="cpu", available=True, name="x")
+    assert devices.hint(cpu, "int8") == ("hint.quantized", {"dtype": "int8"})
 
 
 def test_fp16_hint_depends_on_cpu_flags(monkeypatch):

@@ -261,7 +261,7 @@ def test_settings_on_a_space_cap_tokens_and_synthetic_sizes():
     assert s.on_space and s.space_id == "someone/device-playground"
     assert s.max_new_tokens == settings.SPACE_MAX_NEW_TOKENS == 256
     assert s.synthetic_max == "synthetic/gpt2-medium"
-    assert s.synthetic_allowed == ["synthetic/gpt2-small", "synthetic/gpt2-medium"]
+    assert s.synthetic_allowed == ["synthetic/llama-42m", "synthetic/gpt2-small", "synthetic/gpt2-medium"]
     assert "someone/device-playground" in s.max_new_tokens_reason
     assert set(vars(s)) >= {"on_space", "max_new_tokens", "synthetic_allowed", "zero_gpu"}
 
@@ -270,7 +270,8 @@ def test_settings_follow_the_environment_variables():
     on = {"SPACE_ID": "a/b"}
     s = View(on | {"PLAYGROUND_MAX_NEW_TOKENS": "64", "PLAYGROUND_SYNTHETIC_MAX": "gpt2-large"})
     assert s.max_new_tokens == 64 and "PLAYGROUND_MAX_NEW_TOKENS=64" in s.max_new_tokens_reason
-    assert s.synthetic_allowed == ["synthetic/gpt2-small", "synthetic/gpt2-medium", "synthetic/gpt2-large"]
+    assert s.synthetic_allowed == ["synthetic/llama-42m", "synthetic/gpt2-small", "synthetic/gpt2-medium",
+                                   "synthetic/gpt2-large"]
     # llama-1b (1.2B) is smaller than gpt2-xl (1.5B): the order is by size, not by name
     s = View(on | {"PLAYGROUND_SYNTHETIC_MAX": "synthetic/llama-1b"})
     assert "synthetic/llama-1b" in s.synthetic_allowed and "synthetic/gpt2-xl" not in s.synthetic_allowed

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from playground.core.i18n import (compare, devices, errors, estimate, factcheck, fit, generation, lab, ledger,
-                                  lesson, models, oom, page, place, pool, progress, reports, speed)
+                                  lesson, models, oom, page, place, pool, progress, quant, reports, speed)
 from playground.core.i18n.words import LANGS, W
 
 __all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "bilingual", "in_lang", "phrase", "plain", "register", "said", "t"]
@@ -90,7 +90,7 @@ def _merge(*areas) -> dict[str, W]:
 REGISTERED = ("scenario", "diagnosis", "claim")
 # Every area table, once: a new area is added here (and only here).
 AREAS = (page, devices, reports, generation, estimate, errors, models, progress, compare, speed, lab, factcheck,
-         place, pool, ledger, fit, oom, lesson)
+         place, pool, ledger, fit, oom, lesson, quant)
 TABLE: dict[str, W] = _merge(*AREAS)
 
 

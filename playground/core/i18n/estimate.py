@@ -60,6 +60,12 @@ TEXT: dict[str, W] = {
         "加载时需要 {need} 内存（可用 {avail}，{where}），"
         "并需要 {device} 上的 {vram}（空闲 {free}）",
     ),
+    "est.reason.quantized": W(
+        "needs {need} at the peak: it loads in {base} ({loaded} + {margin} margin), then quantizes layer by layer "
+        "into {dtype} ({weights}, kept after); {avail} available ({where})",
+        "峰值需要 {need}：先以 {base} 加载（{loaded} + {margin} 余量），再逐层量化成 {dtype}（{weights}，之后保留的部分）；"
+        "可用 {avail}（{where}）",
+    ),
     "est.reason.ram": W(
         "needs {need} (weights {weights} + {margin} margin); {avail} available ({where})",
         "需要 {need}（权重 {weights} + {margin} 余量）；"

@@ -22,6 +22,7 @@ TEXT: dict[str, W] = {
     "progress.load": W("load: from_pretrained (the checkpoint on disk → the model)", "加载：from_pretrained（磁盘上的检查点 → 模型）"),
     "progress.load_auto": W("load: from_pretrained(device_map='auto')", "加载：from_pretrained(device_map='auto')"),
     "progress.migrate": W("migrate: model.to('{device}')", "迁移：model.to('{device}')"),
+    "progress.quantize": W("quantize: torchao, {dtype} weights", "量化：torchao，{dtype} 权重"),
     "progress.migrate_auto": W("migrate: nothing to move (device_map='auto' placed every layer while loading)",
                                "迁移：无需移动（device_map='auto' 在加载时已放好每一层）"),
     "progress.eval": W("model.eval(): dropout off", "model.eval()：关闭 dropout"),

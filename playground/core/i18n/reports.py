@@ -82,6 +82,13 @@ TEXT: dict[str, W] = {
         "也用不上张量核心最快的路径。",
     ),
     "hint.bf16_mps": W("bfloat16 on MPS needs macOS 14 or newer.", "MPS 上的 bfloat16 需要 macOS 14 或更新版本。"),
+    "hint.quantized": W(
+        "{dtype} is weight-only: each nn.Linear keeps small integers with float32 scales, the embeddings and the "
+        "other layers stay float32, and every step turns the integers back into float32 to multiply. Fewer bytes; "
+        "whether it is faster here is for Compare to measure.",
+        "{dtype} 只量化权重：每个 nn.Linear 保存小整数和 float32 的缩放因子，词嵌入和其他层仍是 float32，"
+        "每一步都要把整数变回 float32 再做乘法。字节更少；这里是否更快，由“对比”来测。",
+    ),
     "hint.auto": W(
         "auto keeps the dtype stored in the checkpoint (torch_dtype/dtype in config.json).",
         "auto 保留检查点里存储的数据类型（config.json 中的 torch_dtype/dtype）。",
@@ -141,6 +148,9 @@ TEXT: dict[str, W] = {
     "phase.estimate": W("built on the meta device: needs {need} with the margin, {avail} available ({where})",
                         "在 meta 设备上构建：含余量需要 {need}，可用 {avail}（{where}）"),
     "phase.import": W("resolved {cls}; its module is imported once per process", "找到 {cls}；它的模块每个进程只导入一次"),
+    "phase.import_torchao": W("resolved {cls}, and imported torchao for the quantized dtype (its log lines kept off the "
+                              "console); each module is imported once per process",
+                              "找到 {cls}，并为量化数据类型导入了 torchao（它的日志没有打印到控制台）；每个模块每个进程只导入一次"),
     "phase.eval": W("dropout off; no memory moves", "关闭 dropout；没有内存移动"),
     "phase.tokenizer": W("every safetensors file complete; {cls} loaded from the files",
                          "每个 safetensors 文件都完整；已从文件加载 {cls}"),
@@ -163,6 +173,8 @@ TEXT: dict[str, W] = {
         "用随机权重写出了检查点，原因：{why}",
     ),
     "report.build": W("writing the synthetic checkpoint", "写出合成模型的检查点"),
+    "report.quantize": W("`quantize_(model, config)`: torchao swaps each chosen `nn.Linear`'s weight for a quantized tensor",
+                         "`quantize_(model, config)`：torchao 把选中的每个 `nn.Linear` 的权重换成量化张量"),
     # the download phase's note in the load report
     "phase.download": W("downloaded {bytes} ({files} files) from the Hub at {rate} into the Hugging Face cache",
                         "从 Hub 下载了 {bytes}（{files} 个文件），速度 {rate}，存入 Hugging Face 缓存"),
@@ -179,6 +191,7 @@ TEXT: dict[str, W] = {
     "phase.name.unload": W("unload", "卸载"),
     "phase.name.load": W("load", "加载"),
     "phase.name.migrate": W("migrate", "迁移"),
+    "phase.name.quantize": W("quantize", "量化"),
     "phase.name.eval": W("eval", "eval（评估模式）"),
     "phase.name.build": W("build", "构建"),
     "phase.name.warm-up": W("warm-up", "预热"),

@@ -1,0 +1,34 @@
+"""The census counts a model's bytes from its tensors: a quantized weight from the tensors inside it."""
+
+from __future__ import annotations
+
+import torch
+
+from playground.hw import census
+from playground.load import quantize
+
+
+def _int8_layer() -> torch.nn.Module:
+    m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.LayerNorm(256))
+    quantize.torchao().quantize_(m, quantize.config("int8"))
+    return m
+
+
+def test_a_quantized_weight_is_counted_from_its_inner_tensors_scales_included():
+    """torchao's Int8Tensor says it is a float32 [256, 256] matrix (its own nbytes: 262,144); its bytes are an
+    int8 matrix, a scale per row and a zero point: the census counts those, as torchao's own count does."""
+    m = _int8_layer()
+    w = m[0].weight
+    inner = [getattr(w, n) for n in w.__tensor_flatten__()[0] if getattr(w, n, None) is not None]
+    assert type(w).__name__ == "Int8Tensor" and w.nbytes == 256 * 256 * 4
+    assert census.nbytes(w) == sum(x.nbytes for x in inner) == 256 * 256 + 256 * 4 + 256  # values, scales, zeros
+    from torchao.utils import get_model_size_in_bytes
+
+    assert census.census(m).total == census.weights_bytes(m) == get_model_size_in_bytes(m)
+    assert census.census(m).by_device == {"cpu": get_model_size_in_bytes(m)}
+
+
+def test_plain_tensors_are_their_own_bytes():
+    t = torch.zeros(3, 5, dtype=torch.bfloat16)
+    assert census.leaves(t) == [t] and census.nbytes(t) == 30
+    assert census.nbytes(torch.nn.Parameter(torch.zeros(4))) == 16
