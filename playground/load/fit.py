@@ -199,10 +199,12 @@ def fit(cfg: ModelConfig, dtype: devices.Dtype, context: int, batch: int, loaded
     against its free memory, and the largest context that fits. `loaded`: the slot's LoadedModel, whose
     activation peak is measured when it is this model in this dtype (otherwise the config's arithmetic)."""
     resolved, _ = estimate.resolve_dtype(dtype, cfg.config, None)
-    if resolved not in devices.TORCH_DTYPES:
+    base = devices.dtype_name(devices.load_dtype(resolved))  # int8, int4: the cache and activations stay float32
+    if base not in devices.TORCH_DTYPES:
         raise UserError.of("err.auto_dtype", name=cfg.source.name, dtype=resolved)
-    tdtype = devices.TORCH_DTYPES[resolved]
-    weights = estimate.meta_facts(cfg.config, tdtype).total
+    tdtype = devices.TORCH_DTYPES[base]
+    weights = (estimate.quantized_bytes(cfg.config, resolved) if resolved in devices.QUANTIZED
+               else estimate.meta_facts(cfg.config, tdtype).total)
     ctx_len = estimate.context_length(cfg.config)
     same = loaded is not None and loaded.report.model == cfg.source.name and loaded.report.dtype == resolved
     act = activation(loaded.model, loaded.device) if same else activation_from_config(cfg.config, tdtype)

@@ -30,7 +30,7 @@ from playground.core.paths import by_role
 from playground.core.units import fmt_bytes, fmt_si
 from playground.hw import devices
 from playground.hw.devices import DeviceInfo, Dtype
-from playground.load import checkpoint, estimate
+from playground.load import checkpoint, estimate, quantize
 from playground.load.catalog import ModelConfig
 
 OFFLOAD_PREFIX = "playground-offload-"  # the offload folders' names: <prefix><pid>-<start>-<random>
@@ -188,6 +188,9 @@ def resolved_dtype(cfg: ModelConfig, dtype: Dtype) -> torch.dtype:
         except (OSError, ValueError):
             stored = None
     name, _ = estimate.resolve_dtype(dtype, cfg.config, stored)
+    if name in devices.QUANTIZED:  # what Accelerate's offload does to a quantized weight, tried just now
+        error = quantize.offload_refusal()
+        raise UserError.of("quant.err.placement" if error else "quant.err.placement_ran", dtype=name, error=error)
     if name not in devices.TORCH_DTYPES:
         raise UserError.of("err.auto_dtype", name=cfg.source.name, dtype=name)
     return devices.TORCH_DTYPES[name]

@@ -20,12 +20,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
 import torch
+from accelerate import cpu_offload
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, phrase, said
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
-from playground.hw import census
+from playground.hw import census, memory
 from playground.load.phases import Recorder
 
 BASE = torch.float32  # what the unquantized parts and the activations stay in
@@ -143,6 +144,8 @@ class QuantReport:
     weights_after: int
     log_lines: int = 0  # lines torchao logged (kept off the console), its import's included
     layer_names: list[str] = field(default_factory=list)  # the quantized modules
+    refused: list[dict] = field(default_factory=list)  # int4: torchao's packed formats, tried here (`refused()`)
+    copied_from_file: int = 0  # bytes of the unquantized tensors copied out of the checkpoint's mapping
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -173,12 +176,14 @@ def quantize(model: torch.nn.Module, name: str) -> QuantReport:
     if chosen:
         with quiet(lines):
             torchao().quantize_(model, cfg, filter_fn=lambda _mod, fqn: fqn in chosen)
+    unmapped = _copy_out_of_the_file(model) if chosen else 0
     kinds = {type(model.get_submodule(n).weight).__name__ for n in chosen}
     return QuantReport(
         dtype=name, config=SPECS[name]["config"], tensor=", ".join(sorted(kinds)), base=str(BASE).removeprefix("torch."),
         quantized=len(chosen), quantized_params=sum(c.params for c in choices if c.reason == "quantized"),
         skipped=summary(choices), weights_before=before, weights_after=census.weights_bytes(model),
-        log_lines=len(IMPORT_LINES) + len(lines), layer_names=sorted(chosen))
+        log_lines=len(IMPORT_LINES) + len(lines), layer_names=sorted(chosen), copied_from_file=unmapped,
+        refused=[asdict(r) for r in refused()] if SPECS[name]["bits"] == 4 else [])
 
 
 def phase(model: torch.nn.Module, name: str, rec: Recorder, device: str) -> QuantReport:
@@ -186,9 +191,10 @@ def phase(model: torch.nn.Module, name: str, rec: Recorder, device: str) -> Quan
     did."""
     with rec.phase("quantize", 0.8, phrase("progress.quantize", dtype=name), sync=device) as done:
         rep = quantize(model, name)
+        memory.trim_heap()  # quantize_'s float temporaries handed back: the phase's RSS is what it keeps
     done.note = said("quant.phase", n=rep.quantized, of=rep.quantized + sum(s["count"] for s in rep.skipped),
                      dtype=name, tensor=rep.tensor or "-", before=fmt_bytes(rep.weights_before),
-                     after=fmt_bytes(rep.weights_after))
+                     after=fmt_bytes(rep.weights_after), copied=fmt_bytes(rep.copied_from_file))
     return rep
 
 
@@ -214,11 +220,46 @@ def _joined(items: list[Said]) -> Said | str:
     return out
 
 
+def _copy_out_of_the_file(model: torch.nn.Module) -> int:
+    """Copy into RAM PyTorch allocates the tensors still pointing into the memory-mapped checkpoint (a float32 load
+    of a float32 file maps it: the embedding, the norms), so that nothing holds the mapping: its pages, every float
+    weight quantize_ read, then leave the process's RSS. Left mapped, the int8 model holds the float32 file's
+    pages beside its own bytes: more RSS than the float32 model. Returns the bytes copied."""
+    copied = 0
+    with torch.no_grad():
+        for t in census.tensors(model):
+            if type(t) in (torch.Tensor, torch.nn.Parameter) and t.device.type == "cpu" \
+                    and not t.untyped_storage().resizable():  # memory PyTorch did not allocate: the file's
+                t.data = t.data.clone()
+                copied += t.nbytes
+    return copied
+
+
 def meta_bytes(model: torch.nn.Module, name: str) -> int:
     """Bytes of `model` (built on the meta device, no storage) once quantized as `name`: torchao quantizes meta
     tensors too, shapes only, so the estimate counts the very tensors a load makes, scales and zero points
     included."""
     return quantize(model, name).weights_after
+
+
+@functools.cache
+def offload_refusal() -> str:
+    """What Accelerate's offload hooks meet on a quantized weight, tried on a small int8 layer here once per process
+    (`cpu_offload`: the weights kept in RAM, each brought to the execution device by a hook before its module runs),
+    under `inference_mode` as a generation runs: the hook's `value.to(dtype)` then reaches the quantized tensor
+    itself, which torchao does not implement (under `no_grad` it decomposes first and runs). The library's words,
+    "<class>: <first line>", or "" if it ran."""
+    layer = torch.nn.Sequential(torch.nn.Linear(64, 64))
+    lines: list[str] = []
+    try:
+        with quiet(lines):
+            torchao().quantize_(layer, config("int8"))
+            cpu_offload(layer, execution_device="cpu")
+            with torch.inference_mode():
+                layer(torch.ones(1, 64))
+    except Exception as e:  # the library's own refusal, whatever its class
+        return f"{type(e).__name__}: {by_role(str(e).splitlines()[0] if str(e) else '')[:160]}"
+    return ""
 
 
 # -- what torchao refuses here ----------------------------------------------------------------------------

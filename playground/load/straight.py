@@ -75,6 +75,8 @@ def check(dev: DeviceInfo, dtype: torch.dtype | str) -> None:
         raise UserError.of("place.err.straight_auto")
     if dev.kind == "cpu" and dtype in ("auto", torch.float32):
         raise UserError.of("place.err.straight_cpu")
+    if dtype in devices.QUANTIZED:  # quantized after loading: no checkpoint holds int8 weights to load straight
+        raise UserError.of("quant.err.straight", dtype=dtype)
 
 
 def _warm(folder: Path) -> None:

@@ -84,6 +84,7 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     lines += [
         labelled(t('report.check', lang), notes.get('estimate', ''), lang),
         *(["", labelled(t('report.build', lang), notes['build'], lang)] if "build" in notes else []),
+        *(["", labelled(phase_name('quantize', lang), notes['quantize'], lang)] if "quantize" in notes else []),
         "",
         " · ".join((labelled(t('report.params', lang), f"{r.param_count:,}", lang),
                     labelled(t('report.buffers', lang), str(r.buffer_count), lang),
@@ -96,6 +97,7 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
                  avail=fmt_bytes(r.ram["available_after"])) + "**",
         "",
         labelled(t('report.dtype', lang), sentence(r.dtype_reason.text(lang), lang), lang),
+        *_refused(r, lang),
         labelled(t('report.migration', lang), r.migrate_note.text(lang), lang),
     ]
     if r.file_backed_bytes:
@@ -113,6 +115,14 @@ def report_markdown(r: LoadReport, lang: str = "en") -> str:
     if r.waiting is not None and not r.shared:  # a shared report's figures were taken at its own load
         lines += ["", f"_{waited(r.waiting, lang)}_"]
     return "\n".join(lines)
+
+
+def _refused(r: LoadReport, lang: str) -> list[str]:
+    """An int4 load: the packed int4 formats torchao refused on this machine, each with its own words."""
+    if r.quantized is None or not r.quantized.refused:
+        return []
+    return ["", t("quant.refused_intro", lang),
+            *(f"- {t('quant.refused', lang, format=x['format'], error=x['error'])}" for x in r.quantized.refused), ""]
 
 
 def device_label(device: str, lang: str = "en") -> str:

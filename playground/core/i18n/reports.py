@@ -36,7 +36,8 @@ TEXT: dict[str, W] = {
     "report.params": W("Parameters", "参数量"),
     "report.buffers": W("buffers", "缓冲区"),
     "report.weights": W("weights", "权重"),
-    "report.weights_how": W("Σ numel × element size", "Σ 元素个数 × 每个元素的字节数"),
+    "report.weights_how": W("Σ numel × element size; a quantized weight: of the tensors inside it",
+                            "Σ 元素个数 × 每个元素的字节数；量化权重按它内部的张量计"),
     "report.disk": W("on disk", "磁盘上"),
     "report.ram_growth": W(
         "Measured RAM growth from from_pretrained to eval(): {delta} against {weights} of weights in theory. "
