@@ -31,10 +31,11 @@ from playground.hw import bandwidth, busy, devices, ledger, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
 from playground.load import estimate, loader
 from playground.load.catalog import ModelSource
-from playground.run import accounting, generation
+from playground.run import accounting, fidelity, generation
 
 DEFAULT_PROMPT = "ROMEO: But soft, what light through yonder window breaks?"
-DEFAULT_DTYPES = ("float32", "bfloat16", "float16")
+DEFAULT_DTYPES = ("float32", "bfloat16", "float16", "int8")
+REFERENCE_DTYPE = "float32"  # the rows' tokens and logits are compared with the first float32 row's
 WARMUP = 1  # untimed generations per pair, before the timed ones
 RUNS = 3  # timed generations per pair: the row gives their median and min-max
 MEMORY_BOUND = 50.0  # % of a decode step spent reading the weights, from which a row is memory-bound
@@ -47,7 +48,8 @@ CSV_COLUMNS = (
     "decode_min_tokens_per_s", "decode_max_tokens_per_s", "weights_bytes", "rss_start", "peak_rss", "peak_rss_growth",
     "peak_vram", "bandwidth_gbps", "bound_tokens_per_s", "percent_of_bound", "bound", "step_ms", "weights_read_ms",
     "file_backed_bytes", "weights_estimate_bytes", "weights_error_pct", "kv_bytes", "kv_estimate_bytes", "kv_error_pct",
-    "activation_bytes", "finish_reason", "load_average", "cores", "error",
+    "activation_bytes", "finish_reason", "load_average", "cores", "error", "prefill_tokens_per_s", "agree_same",
+    "agree_compared", "agree_first_change", "logit_diff_median", "logit_diff_max", "profile_ms_per_token", "top_op",
 )
 
 
@@ -104,11 +106,21 @@ class CompareRow:
     text: str = ""
     label: Said | None = None  # the synthetic models' "random weights" warning
     phases: list[dict] = field(default_factory=list)  # per-phase peaks from the sampler
+    prefill_tokens_per_s: float | None = None  # prompt tokens / TTFT (the prefill and the first token's choice)
+    # against the reference row (the first float32 one) on the same prompt, teacher-forced (run/fidelity.py)
+    agreement: dict | None = None
+    profile: dict | None = None  # a few decode steps under torch.profiler: the top operators, ms per token
+    quantized: dict | None = None  # int8, int4: the load's QuantReport (what was quantized, what skipped)
 
     def to_dict(self) -> dict:
         d = plain(asdict(self))
         d["label"] = d["label"] or ""
         d["error_zh"] = self.error.text("zh") if isinstance(self.error, Said) else ""
+        a, prof = d.get("agreement") or {}, d.get("profile") or {}
+        d.update(agree_same=a.get("same"), agree_compared=a.get("compared"), agree_first_change=a.get("first_change"),
+                 logit_diff_median=a.get("logit_diff_median"), logit_diff_max=a.get("logit_diff_max"),
+                 profile_ms_per_token=prof.get("ms_per_token"),
+                 top_op=prof["ops"][0]["op"] if prof.get("ops") else None)
         return d
 
 
@@ -168,17 +180,22 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup, resident: int 
     rows = [CompareRow(pair=f"{d.id}/{devices.dtype_name(t)}", model=src.name, device=d.id,
                        dtype=devices.dtype_name(t)) for d, t in pairs]
     n = len(rows)
-    for i, (row, (dev, dtype)) in enumerate(zip(rows, pairs)):
+    # the reference pair runs first, so that every other row is compared with its tokens; the rows keep their order
+    first = next((i for i, r in enumerate(rows) if r.dtype == REFERENCE_DTYPE), None)
+    order = ([first] if first is not None else []) + [i for i in range(n) if i != first]
+    refs: list[fidelity.Reference] = []  # the reference row appends its Reference; the others read it
+    for step, i in enumerate(order):
+        row, (dev, dtype) = rows[i], pairs[i]
         if stop.is_set():
-            for r in rows[i:]:
-                r.status, r.error = "skipped", said("cmp.skipped")
+            for j in order[step:]:
+                rows[j].status, rows[j].error = "skipped", said("cmp.skipped")
             break
 
-        def sub(frac: float, desc: str, i: int = i, row: CompareRow = row) -> None:
-            progress((i + min(max(frac, 0.0), 1.0)) / n, phrase("progress.cmp_pair", i=i + 1, n=n, pair=row.pair, step=desc))
+        def sub(frac: float, desc: str, k: int = step, row: CompareRow = row) -> None:
+            progress((k + min(max(frac, 0.0), 1.0)) / n, phrase("progress.cmp_pair", i=k + 1, n=n, pair=row.pair, step=desc))
 
         try:
-            _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup, resident)
+            _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup, resident, refs, i == first)
         except UserError as e:
             row.status = "refused" if isinstance(e, estimate.DoesNotFit) else "error"
             row.error = e.said
@@ -191,7 +208,10 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup, resident: int 
 
 
 def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new: int, prompt: str,
-         progress: Progress, stop: threading.Event, runs: int, warmup: int, resident: int = 0) -> None:
+         progress: Progress, stop: threading.Event, runs: int, warmup: int, resident: int = 0,
+         refs: list | None = None, is_reference: bool = False) -> None:
+    """One pair: loaded, warmed up, timed; then, the timing done, its tokens against the reference's (`refs`: the
+    reference row appends its own, the others read it) and a short profile."""
     # torch work in threads that end with it; this one only waits (see playground.core.threads)
     # refuse before allocating: the budget covers the pool's models too
     plan = threads.run(loader.prepare, src, dev, dtype, resident=resident, name="check")
@@ -239,6 +259,9 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
                 if stats is not None and stats.finish_reason == "stopped":
                     row.status = "stopped"
                     break
+            if timed and not stop.is_set():  # after the clock: what the dtype changed, and where its time goes
+                s.mark("agreement")
+                _fidelity(lm, row, prompt, n_new, refs if refs is not None else [], is_reference)
         finally:
             del lm
     row.runs = len(timed)
@@ -259,6 +282,19 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
         _medians(row, timed)
     if row.status != "stopped":
         row.status = "ok" if timed else "stopped"
+
+
+def _fidelity(lm, row: CompareRow, prompt: str, n: int, refs: list, is_reference: bool) -> None:
+    """The row's tokens and logits against the reference's (the reference row makes it), and its top operators per
+    decode step; each in a thread of its own (playground.core.threads)."""
+    if is_reference:
+        refs.append(threads.run(fidelity.reference, lm.model, lm.tokenizer, lm.device, prompt, n, row.pair,
+                                name="reference"))
+    if refs:
+        row.agreement = threads.run(fidelity.against, lm.model, lm.device, refs[0], name="agreement").to_dict()
+    row.profile = threads.run(fidelity.top_ops, lm.model, lm.tokenizer, lm.device, prompt, name="profile")
+    if lm.report.quantized is not None:
+        row.quantized = lm.report.quantized.to_dict()
 
 
 def _ledger(row: CompareRow, parts: list) -> None:
@@ -285,6 +321,7 @@ def _medians(row: CompareRow, timed: list) -> None:
     row.decode_tokens = max(last.new_tokens - 1, 0)
     if ttfts:
         row.ttft_s, row.ttft_min_s, row.ttft_max_s = statistics.median(ttfts), min(ttfts), max(ttfts)
+        row.prefill_tokens_per_s = row.prompt_tokens / row.ttft_s if row.prompt_tokens and row.ttft_s else None
     if rates:
         middle = next(st for st in timed if st.tokens_per_second == mid(rates))
         row.decode_tokens_per_s, row.decode_s = middle.tokens_per_second, middle.decode_seconds

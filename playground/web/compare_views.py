@@ -80,7 +80,70 @@ def table(rows, lang: str = "en") -> str:
     notes = [*rank_sentences(rows, lang), *busy_sentences(rows, lang),
              t("cmp.repeat", lang, warmup=WARMUP, runs=RUNS), t("cmp.bound.explain", lang, limit=MEMORY_BOUND)]
     warn = "> ⚠️ " + label.text(lang) + "\n\n" if label else ""
-    return warn + markdown.table(head, cells, "lllrrrrlrr") + "\n\n" + "\n\n".join(notes)
+    changed = dtype_table(rows, lang)
+    return (warn + markdown.table(head, cells, "lllrrrrlrr") + "\n\n" + "\n\n".join(notes)
+            + ("\n\n" + changed if changed else ""))
+
+
+def dtype_table(rows, lang: str = "en") -> str:
+    """What each dtype changed against the reference row (the first float32 one), measured on the same prompt: its
+    weights, prefill and decode rates with their counts, its next-token choices and logits against the reference's
+    (teacher-forced), the operators a decode step spent its time in; then the sentence each row's numbers say."""
+    ds = [d for d in _dicts(rows) if d.get("agreement")]
+    if not ds:
+        return ""
+    head = [t(f"cmp.dtype.col.{c}", lang) for c in ("pair", "weights", "prefill", "decode", "same", "logits", "ops")]
+    cells = []
+    for d in ds:
+        a, prof = d["agreement"], d.get("profile") or {}
+        same = t("cmp.dtype.same_cell", lang, same=a["same"], n=a["compared"])
+        if a["first_change"] is not None:
+            same += "<br>" + t("cmp.dtype.first_change", lang, at=a["first_change"] + 1)
+        ops = "<br>".join(f"`{o['op']}` {o['ms_per_token']:.1f} ms" for o in prof.get("ops", [])[:3])
+        cells.append((d["pair"], fmt_bytes(d.get("weights_bytes")),
+                      t("cmp.dtype.prefill_cell", lang, rate=d["prefill_tokens_per_s"] or 0, n=d.get("prompt_tokens") or 0),
+                      t("cmp.dtype.decode_cell", lang, rate=d.get("decode_tokens_per_s") or 0, n=d.get("decode_tokens") or 0),
+                      same, t("cmp.dtype.logit_cell", lang, median=a["logit_diff_median"], max=a["logit_diff_max"]),
+                      ops + ("<br>" + t("cmp.dtype.ops_total", lang, ms=prof["ms_per_token"], n=prof["tokens"])
+                             if prof else "")))
+    lines = ["#### " + t("cmp.dtype.title", lang, ref=ds[0]["agreement"]["reference"]),
+             markdown.table(head, cells, "lrrrlrl"), ""]
+    return "\n".join(lines + [f"- {x}" for x in dtype_sentences(rows, lang)] + ["", t("cmp.dtype.how", lang)])
+
+
+def dtype_sentences(rows, lang: str = "en") -> list[str]:
+    """Per row against the reference, what its numbers say: its weights' share, faster, slower or not told apart
+    (every timed run against every run, as the ranking), the next-token choices kept, and, where it is slower and
+    spends more of a step converting stored values than the reference, that time."""
+    ds = _dicts(rows)
+    ref_pair = next((d["agreement"]["reference"] for d in ds if d.get("agreement")), None)
+    ref = next((d for d in ds if d["pair"] == ref_pair), None)
+    if ref is None or not ref.get("decode_tokens_per_s"):
+        return []
+    out = []
+    for d in ds:
+        a = d.get("agreement")
+        if d is ref or not a or not d.get("decode_tokens_per_s") or not d.get("weights_bytes"):
+            continue
+        if d["decode_min_tokens_per_s"] > ref["decode_max_tokens_per_s"] and min(d["runs"], ref["runs"]) >= 2:
+            speed = "faster"
+        elif d["decode_max_tokens_per_s"] < ref["decode_min_tokens_per_s"] and min(d["runs"], ref["runs"]) >= 2:
+            speed = "slower"
+        else:
+            speed = "unclear"
+        said = t("cmp.dtype.says", lang, pair=d["pair"], ref=ref["pair"],
+                 share=d["weights_bytes"] / ref["weights_bytes"], weights=fmt_bytes(d["weights_bytes"]),
+                 ref_weights=fmt_bytes(ref["weights_bytes"]),
+                 speed=t(f"cmp.dtype.speed.{speed}", lang, rate=d["decode_tokens_per_s"],
+                         ref_rate=ref["decode_tokens_per_s"]),
+                 same=a["same"], n=a["compared"])
+        conv, ref_conv = (d.get("profile") or {}).get("convert_ms_per_token"), (ref.get("profile") or {}).get(
+            "convert_ms_per_token")
+        if speed == "slower" and conv is not None and ref_conv is not None and conv > ref_conv:
+            said = t("cmp.dtype.then", lang, a=said, b=t("cmp.dtype.why_slower", lang, conv=conv, ref_conv=ref_conv,
+                                                         step=d["profile"]["ms_per_token"], ref=ref["pair"]))
+        out.append(said)
+    return out
 
 
 def rank_sentences(rows, lang: str = "en") -> list[str]:

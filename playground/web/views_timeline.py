@@ -21,7 +21,7 @@ PHASE_COLOURS = {
     "download": "#8c564b", "import": "#7f7f7f", "context": "#bcbd22", "estimate": "#17becf", "build": "#9467bd",
     "tokenizer": "#e377c2", "unload": "#c49c94", "load": "#1f77b4", "migrate": "#ff7f0e", "quantize": "#e7969c",
     "eval": "#2ca02c",
-    "warm-up": "#8c8c3c", "prefill": "#d62728", "decode": "#393b79",
+    "warm-up": "#8c8c3c", "prefill": "#d62728", "decode": "#393b79", "agreement": "#9edae5",
 }
 OTHER = "#555555"  # a phase not listed above (none today): drawn, in grey
 SHORT = 0.02  # a phase under this share of the time axis is marked with a rule and its name

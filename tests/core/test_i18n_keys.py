@@ -43,7 +43,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "dev.col.{}": ("device", "state", "note"),  # web/views.py: devices_html
     "dev.threads_{}": cpu_threads.WHY,  # hw/devices.py: why torch has that many CPU threads
     # the timeline's phases: a load's (load/phases.py), a generation's, and before the first mark
-    "phase.name.{}": (*LOAD_PHASES, "warm-up", "prefill", "decode", ""),
+    "phase.name.{}": (*LOAD_PHASES, "warm-up", "prefill", "decode", "agreement", ""),
     "report.{}": tuple(p for p in LOAD_PHASES if p not in ("migrate", "eval")),  # run/render.py: a phase's "what"
     "bw.kind.{}": ("read", "memcpy", "cast", "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned"),
     "bw.how.{}": ("read", "memcpy", "cast"),  # web/views_speed.py: the CPU's rows
@@ -59,6 +59,8 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "place.tier.{}": ("cuda", "mps", "cpu", "disk", "meta", "mixed"),
     "place.offered.{}": ("limit", "free"),
     "quant.skip.{}": ("embedding", "tied", "not_linear", "group"),  # load/quantize.py: LayerChoice.reason
+    "cmp.dtype.col.{}": ("pair", "weights", "prefill", "decode", "same", "logits", "ops"),  # web/compare_views.py
+    "cmp.dtype.speed.{}": ("faster", "slower", "unclear"),  # web/compare_views.py: dtype_sentences
     "flag.offloaded_{}": ("disk", "ram"),  # lab/render.py: a module Accelerate's plan offloaded, where to
     # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
     "ledger.part.{}": ledger.PARTS,

@@ -171,3 +171,29 @@ def test_cpu_dtype_matrix_for_synthetic_gpt2_small_exports_and_reads_back(tmp_pa
     assert compare.to_csv(rows).count("\n") == 4  # header + 3 rows
 
     print("\n" + compare.to_csv(rows))
+
+
+@pytest.mark.slow
+def test_float32_bfloat16_int8_int4_on_a_llama_with_agreement_speed_and_where_the_time_goes(one_thread):
+    """The reference (float32) runs first wherever it is listed; every row is compared with its tokens, teacher-
+    forced, and profiled; the quantized rows hold their quantized bytes and spend a step converting them back."""
+    pairs = ["cpu/int8", "cpu/bfloat16", "cpu/float32", "cpu/int4"]
+    rows = run("synthetic/llama-42m", pairs, max_new_tokens=8, runs=2)
+    assert [r.pair for r in rows] == pairs and all(r.status == "ok" for r in rows), [r.error for r in rows]
+    by = {r.pair.split("/")[1]: r for r in rows}
+    f32, bf16, int8, int4 = by["float32"], by["bfloat16"], by["int8"], by["int4"]
+    assert f32.agreement == dict(reference="cpu/float32", compared=8, same=8, first_change=None, logit_diff=[0.0] * 8,
+                                 logit_diff_median=0.0, logit_diff_max=0.0)
+    for r in (bf16, int8, int4):
+        a = r.agreement
+        assert a["reference"] == "cpu/float32" and a["compared"] == 8 and 0 <= a["same"] <= 8
+        assert len(a["logit_diff"]) == 8 and a["logit_diff_max"] > 0
+    assert int8.weights_bytes < bf16.weights_bytes < f32.weights_bytes and int4.weights_bytes < bf16.weights_bytes
+    assert int8.quantized["quantized"] == int4.quantized["quantized"] == 56 and f32.quantized is None
+    for r in rows:
+        assert r.prefill_tokens_per_s == pytest.approx(r.prompt_tokens / r.ttft_s)
+        assert r.profile["tokens"] >= 1 and r.profile["ops"] and "agreement" in {p["name"] for p in r.phases}
+    # weight-only int8 turns its integers back into floats at every step: float32 converts (almost) nothing
+    assert int8.profile["convert_ms_per_token"] > 5 * f32.profile["convert_ms_per_token"]
+    back = list(csv.DictReader(io.StringIO(compare.to_csv(rows))))
+    assert [b["agree_same"] for b in back] == [str(r.agreement["same"]) for r in rows]

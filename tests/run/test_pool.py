@@ -69,7 +69,7 @@ def test_bad_load_keeps_the_loaded_model():
     pool = ModelPool()
     load(pool, BUNDLED_NAME)
     for bad in [("nope-model-folder/../x", "cpu", "float32"), (BUNDLED_NAME, "gpu", "float32"),
-                (BUNDLED_NAME, "cpu", "int8")]:
+                (BUNDLED_NAME, "cpu", "int3")]:
         with pytest.raises(UserError):  # refused at the edge, before the pool is asked
             load(pool, *bad)
         assert pool.status()["loaded"]

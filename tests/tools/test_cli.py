@@ -170,7 +170,7 @@ def test_help_lists_the_report_command(capsys):
 
 @pytest.mark.parametrize("args, words", [
     (["--device", "gpu", "--dtype", "float32"], ["gpu", "cpu"]),
-    (["--device", "cpu", "--dtype", "int8"], ["int8", "float32"]),
+    (["--device", "cpu", "--dtype", "int3"], ["int3", "float32"]),
     (["--device", "cpu", "--dtype", "float32", "--max-new-tokens", "0"], ["max_new_tokens"]),
     (["--device", "cpu", "--dtype", "float32", "--temperature", "hot"], ["temperature"]),
     (["--device", "cpu", "--dtype", "float32", "--prompt", "   "], ["prompt"]),

@@ -188,3 +188,33 @@ def test_the_banner_says_what_auto_became_and_what_it_holds_in_ram(pool):
     assert mine.endswith(f"on `auto` in `float32` (placed on {r.location.became}), {fmt_bytes(in_ram)} of it in RAM")
     assert f"({fmt_bytes(in_ram)} of RAM)" in pool_line
     assert "（放在 " in views.status_markdown(status, "zh")
+
+
+def _dtype_row(pair: str, weights: int, lo: float, mid: float, hi: float, same: int, conv: float,
+               step: float = 10.0) -> CompareRow:
+    row = _ranked(pair, lo, mid, hi)
+    row.weights_bytes, row.prefill_tokens_per_s, row.prompt_tokens = weights, 200.0, 12
+    row.agreement = dict(reference="cpu/float32", compared=16, same=same, first_change=None if same == 16 else 3,
+                         logit_diff=[0.1] * 16, logit_diff_median=0.1, logit_diff_max=0.2)
+    row.profile = dict(tokens=8, ms_per_token=step, convert_ms_per_token=conv,
+                       ops=[dict(op="aten::mm", ms_per_token=step / 2, share=0.5)])
+    return row
+
+
+def test_the_dtype_table_says_what_its_numbers_say():
+    """Slower only when every run was; why slower only where it spends more of a step converting than float32."""
+    f32 = _dtype_row("cpu/float32", 400, 40.0, 42.0, 44.0, 16, 0.1)
+    slow = _dtype_row("cpu/int8", 140, 10.0, 11.0, 12.0, 15, 30.0, step=90.0)
+    close = _dtype_row("cpu/bfloat16", 200, 39.0, 43.0, 47.0, 14, 0.1)
+    en = compare_views.table([f32, slow, close], "en")
+    assert "What the dtype changed, against cpu/float32 on the same prompt" in en
+    assert ("**cpu/int8** holds 0.35× the weights of **cpu/float32** (140 B against 400 B), decodes slower "
+            "(11.0 against 42.0 tokens/s, every run), and chose cpu/float32's next token at 15 of 16 positions.") in en
+    assert "Why slower: of its 90.0 ms per step, 30.0 ms go to operators that convert" in en
+    assert "**cpu/bfloat16** holds 0.50× the weights" in en and "runs too close to tell which is faster" in en
+    assert en.count("Why slower") == 1 and "first different at token 4" in en
+    zh = compare_views.table([f32, slow, close], "zh")
+    assert "解码更慢（11.0 对 42.0 tokens/s，每次运行都如此）" in zh and "为什么更慢" in zh
+    no_ref = compare_views.table([slow], "en")  # no agreement measured: no dtype table
+    slow.agreement = None
+    assert "What the dtype changed" not in compare_views.table([slow], "en") and no_ref

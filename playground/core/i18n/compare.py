@@ -71,4 +71,47 @@ TEXT: dict[str, W] = {
     "cmp.chart.rate": W("decode (tokens/s)", "解码速度（tokens/s）"),
     "cmp.chart.rss": W("peak RSS (MiB)", "RSS 峰值（MiB）"),
     "cmp.chart.x": W("device / dtype", "设备 / 数据类型"),
+    # what each dtype changed against the reference row (web/compare_views.py: dtype_table)
+    "cmp.dtype.title": W("What the dtype changed, against {ref} on the same prompt", "数据类型改变了什么：与同一提示词下的 {ref} 相比"),
+    "cmp.dtype.col.pair": W("pair", "组合"),
+    "cmp.dtype.col.weights": W("weights", "权重"),
+    "cmp.dtype.col.prefill": W("prefill", "预填充"),
+    "cmp.dtype.col.decode": W("decode", "解码"),
+    "cmp.dtype.col.same": W("next tokens as the reference's", "与参照相同的下一个 token"),
+    "cmp.dtype.col.logits": W("largest logit difference per position", "每个位置最大的 logit 差"),
+    "cmp.dtype.col.ops": W("top operators per decode step", "每个解码步耗时最多的算子"),
+    "cmp.dtype.same_cell": W("{same} of {n}", "{n} 个中 {same} 个"),
+    "cmp.dtype.first_change": W("first different at token {at}", "第 {at} 个 token 起出现不同"),
+    "cmp.dtype.prefill_cell": W("{rate:.0f} tokens/s ({n} prompt tokens ÷ TTFT)", "{rate:.0f} tokens/s（{n} 个提示词 token ÷ 首 token 时间）"),
+    "cmp.dtype.decode_cell": W("{rate:.1f} tokens/s ({n} tokens)", "{rate:.1f} tokens/s（{n} 个 token）"),
+    "cmp.dtype.logit_cell": W("median {median:.3g}, max {max:.3g}", "中位数 {median:.3g}，最大 {max:.3g}"),
+    "cmp.dtype.ops_total": W("a step: {ms:.1f} ms ({n} steps profiled)", "每步 {ms:.1f} ms（剖析了 {n} 步）"),
+    "cmp.dtype.says": W(
+        "**{pair}** holds {share:.2f}× the weights of **{ref}** ({weights} against {ref_weights}), {speed}, and chose "
+        "{ref}'s next token at {same} of {n} positions.",
+        "**{pair}** 的权重是 **{ref}** 的 {share:.2f} 倍（{weights} 对 {ref_weights}），{speed}，"
+        "在 {n} 个位置中有 {same} 个选了和 {ref} 相同的下一个 token。",
+    ),
+    "cmp.dtype.speed.faster": W("decodes faster ({rate:.1f} against {ref_rate:.1f} tokens/s, every run)",
+                                "解码更快（{rate:.1f} 对 {ref_rate:.1f} tokens/s，每次运行都如此）"),
+    "cmp.dtype.speed.slower": W("decodes slower ({rate:.1f} against {ref_rate:.1f} tokens/s, every run)",
+                                "解码更慢（{rate:.1f} 对 {ref_rate:.1f} tokens/s，每次运行都如此）"),
+    "cmp.dtype.speed.unclear": W("decodes at {rate:.1f} against {ref_rate:.1f} tokens/s, runs too close to tell which is faster",
+                                 "解码 {rate:.1f} 对 {ref_rate:.1f} tokens/s，各次运行太接近，分不出谁更快"),
+    "cmp.dtype.why_slower": W(
+        "Why slower: of its {step:.1f} ms per step, {conv:.1f} ms go to operators that convert stored values to "
+        "another dtype (`aten::copy_`, `aten::to`, torchao's dequantize), against {ref_conv:.1f} ms in {ref}: the small "
+        "integers are turned back into floats at every step before the multiply.",
+        "为什么更慢：每步 {step:.1f} ms 中有 {conv:.1f} ms 花在把存储的值转换成另一种数据类型的算子上"
+        "（`aten::copy_`、`aten::to`、torchao 的反量化），而 {ref} 只花 {ref_conv:.1f} ms："
+        "每一步相乘之前都要把小整数变回浮点数。",
+    ),
+    "cmp.dtype.then": W("{a} {b}", "{a}{b}"),
+    "cmp.dtype.how": W(
+        "Measured after the timed runs: the reference's greedy tokens fed to each model in one forward pass "
+        "(teacher-forced, so a changed choice does not change every later position), and a few decode steps under "
+        "torch.profiler (self time per operator).",
+        "在计时运行之后测量：把参照的贪心 token 一次前向传播喂给每个模型（teacher forcing，"
+        "一个位置选得不同不会改变后面所有位置），再在 torch.profiler 下跑几个解码步（每个算子的自身耗时）。",
+    ),
 }

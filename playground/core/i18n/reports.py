@@ -198,6 +198,7 @@ TEXT: dict[str, W] = {
     "phase.name.warm-up": W("warm-up", "预热"),
     "phase.name.prefill": W("prefill", "预填充"),
     "phase.name.decode": W("decode", "解码"),
+    "phase.name.agreement": W("agreement and profile (after the timing)", "一致性与性能剖析（计时之后）"),
     "phase.name.": W("(before the first phase)", "（第一个阶段之前）"),
     # the load report
     "report.in_dtype": W("{size} in {dtype}", "{size}（{dtype}）"),
