@@ -2,7 +2,8 @@
 
 `inspect(model)` lists each module's own parameters and buffers: device(s), dtype(s), element
 count and bytes (numel x element_size, so right for real, meta and fake tensors, none of them
-touched), totals with tied tensors counted once, and the modules whose placement or dtype is
+touched; a quantized weight, a tensor subclass such as torchao's Int8Tensor, by the tensors inside it, with its
+class and their layout), totals with tied tensors counted once, and the modules whose placement or dtype is
 mixed. A model Accelerate dispatched (`hf_device_map`) is judged against its own plan: a module where
 the plan put it is not a mistake, and a `meta` tensor whose values a hook keeps in a CPU state dict or on
 the disk is said to be offloaded there, by design. What is read and why it can be trusted: docs/lab.md.
@@ -17,6 +18,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 from playground.core.errors import UserError
+from playground.hw import census
 from playground.load import placemap, placement
 
 
@@ -34,6 +36,7 @@ class ModuleRow:
     flags: list[dict] = field(default_factory=list)  # {"kind": "device"|"dtype"|"mixed"|"planned", ...fields}
     fake: bool = False
     offloaded: str | None = None  # a dispatched model's module whose values a hook keeps elsewhere: "disk", "cpu"
+    layouts: list[str] = field(default_factory=list)  # its quantized tensors: "weight: Int8Tensor (qdata int8 [..] ...)"
 
 
 @dataclass
@@ -50,6 +53,7 @@ class InspectReport:
     fake: bool = False
     total_bytes: int = 0
     offloaded: list[str] = field(default_factory=list)  # modules offloaded by the plan (not flagged: by design)
+    quantized: list[dict] = field(default_factory=list)  # per tensor subclass: how many, their bytes, a layout
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -61,6 +65,17 @@ def _is_fake(x: torch.Tensor) -> bool:
 
 def _dtype(x: torch.Tensor) -> str:
     return str(x.dtype).removeprefix("torch.")
+
+
+def layout(x: torch.Tensor) -> str | None:
+    """A tensor subclass's class and the tensors inside it ("Int8Tensor: qdata int8 [512, 512] · scale float32
+    [512, 1] · zero_point int8 [512, 1]"); None for a plain tensor. The subclass itself reports the dtype and shape
+    of the float weight it stands for: its bytes are the inner tensors'."""
+    if census.leaves(x) == [x]:
+        return None
+    names = [n for n in x.__tensor_flatten__()[0] if isinstance(getattr(x, n, None), torch.Tensor)]
+    inner = " · ".join(f"{n} {_dtype(getattr(x, n))} {list(getattr(x, n).shape)}" for n in names)
+    return f"{type(x).__name__}: {inner}"
 
 
 def inspect(model: torch.nn.Module, folder: str | None = None) -> InspectReport:
@@ -77,6 +92,7 @@ def inspect(model: torch.nn.Module, folder: str | None = None) -> InspectReport:
     by_place: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # tensors, elements, bytes
     device_bytes: Counter = Counter()
     dtype_bytes: Counter = Counter()
+    quantized: dict[str, dict] = {}
     any_fake = False
     for mod_name, mod in model.named_modules():
         own = [(n, p, True) for n, p in mod.named_parameters(recurse=False)]
@@ -87,7 +103,10 @@ def inspect(model: torch.nn.Module, folder: str | None = None) -> InspectReport:
         for local, x, is_param in own:
             full = f"{mod_name}.{local}" if mod_name else local
             row.tensors.append(local)
-            dev, dt = str(x.device), _dtype(x)
+            dev, dt, packed = str(x.device), _dtype(x), layout(x)
+            if packed is not None:  # a quantized weight: named by its class, kept out of the dtype majority
+                dt = type(x).__name__
+                row.layouts.append(f"{local}: {packed}")
             if dev not in row.devices:
                 row.devices.append(dev)
             if dt not in row.dtypes:
@@ -105,14 +124,19 @@ def inspect(model: torch.nn.Module, folder: str | None = None) -> InspectReport:
                 row.shared.append(f"{full} = {first_name[id(x)]}")
                 continue
             first_name[id(x)] = full
-            nbytes = x.numel() * x.element_size()
+            nbytes = census.nbytes(x)
             row.bytes += nbytes
+            if packed is not None:
+                q = quantized.setdefault(dt, dict(tensor=dt, count=0, bytes=0, float_bytes=0, layout=packed))
+                q["count"] += 1
+                q["bytes"] += nbytes
+                q["float_bytes"] += x.nbytes  # what the subclass says it is: numel x its dtype's size
             place = by_place[(dev, dt)]
             place[0] += 1
             place[1] += x.numel()
             place[2] += nbytes
             device_bytes[dev] += nbytes
-            if x.is_floating_point():
+            if x.is_floating_point() and packed is None:
                 dtype_bytes[dt] += nbytes
         rows.append(row)
 
@@ -159,5 +183,5 @@ def inspect(model: torch.nn.Module, folder: str | None = None) -> InspectReport:
         majority_device=majority_device, majority_dtype=majority_dtype, flagged=flagged,
         counts=counts, tied=tied,
         hf_device_map={str(k): str(v) for k, v in dmap.items()} if isinstance(dmap, dict) else None,
-        fake=any_fake, total_bytes=sum(device_bytes.values()), offloaded=offloaded,
+        fake=any_fake, total_bytes=sum(device_bytes.values()), offloaded=offloaded, quantized=list(quantized.values()),
     )

@@ -178,10 +178,13 @@ def inspect_markdown(report: InspectReport, lang: str = "en", max_rows: int = 30
     head = [t(k, lang) for k in ("ui.device", "ui.dtype", "ui.tensors_n", "ui.params", "ui.bytes")]
     out.append(table(head, [(_cell(s["device"]), _cell(s["dtype"]), s["tensors"], f"{s['elements']:,}",
                              fmt_bytes(s["bytes"])) for s in report.summary], "llrrr"))
+    for q in report.quantized:
+        out.append("\n" + t("ui.quantized", lang, n=q["count"], tensor=q["tensor"], bytes=fmt_bytes(q["bytes"]),
+                            float_bytes=fmt_bytes(q["float_bytes"]), layout=q["layout"].split(": ", 1)[1]))
     if report.flagged:
         out.append(f"\n**⚠ {t('ui.flagged', lang, n=len(report.flagged))}**")
     else:
-        out.append(f"\n{t('ui.flagged_none', lang)}")
+        out.append(f"\n{t('ui.flagged_none_quantized' if report.quantized else 'ui.flagged_none', lang)}")
     if report.offloaded:
         out.append(f"\n{t('ui.offloaded', lang, n=len(report.offloaded))}")
     out.append(f"\n#### {t('ui.modules', lang)}\n")
@@ -194,6 +197,7 @@ def inspect_markdown(report: InspectReport, lang: str = "en", max_rows: int = 30
             flag = t(f"flag.offloaded_{'disk' if r.offloaded == 'disk' else 'ram'}", lang)
         name = f"**{_cell(r.name or '(root)')}**" if r.flags else _cell(r.name or "(root)")
         tied = f" ({_cell('; '.join(r.shared))})" if r.shared else ""
+        tied += "".join(f"<br><sub>{_cell(x)}</sub>" for x in r.layouts)
         rows.append((flag, f"{name} <sub>{_cell(r.kind)}</sub>{tied}", _cell(", ".join(r.devices)),
                      _cell(", ".join(r.dtypes)), f"{r.params:,}", f"{r.buffers:,}", fmt_bytes(r.bytes)))
     out.append(table(head, rows, "llllrrr"))

@@ -20,7 +20,8 @@ from huggingface_hub import constants
 from playground.core import settings
 from playground.core.inputs import GenerationParams
 from playground.core.paths import ASSETS, REPO
-from playground.load import synthetic
+from playground.hw import devices
+from playground.load import quantize, synthetic
 from playground.load.catalog import ModelSource
 from playground.run import loop
 
@@ -75,7 +76,9 @@ def snippet(src: ModelSource, device: str, dtype: str, prompt: str, params: Gene
     run ("generate", "manual", "manual-nocache"), `chat_template`: whether the run applied the template."""
     n, t, p, s = params.max_new_tokens, params.temperature, params.top_p, params.seed
     greedy, auto = params.greedy, device == "auto"
-    dtype_arg = '"auto"' if dtype == "auto" else f"torch.{dtype}"
+    quantized = dtype in devices.QUANTIZED
+    loaded = devices.dtype_name(devices.load_dtype(dtype))  # int8, int4: loaded in float32, quantized after
+    dtype_arg = '"auto"' if dtype == "auto" else f"torch.{loaded}"
     mode = "greedy" if greedy else f"sampling, temperature {t:g}, top_p {p:g}, seed {s}"
     where = "model.device" if auto else "device"
 
@@ -86,6 +89,8 @@ def snippet(src: ModelSource, device: str, dtype: str, prompt: str, params: Gene
         # torch version and device.
         lines.append("# Sampled tokens repeat exactly only with the same seed, torch version and device.")
     lines += ["import torch", "from transformers import AutoModelForCausalLM, AutoTokenizer"]
+    if quantized:
+        lines.append(f"from torchao.quantization import quantize_, {', '.join(quantize.SPECS[dtype]['names'])}")
     if engine != "generate":
         lines += core_source(skip=set(lines))
     lines += ["", *model_lines(src)]
@@ -103,6 +108,8 @@ def snippet(src: ModelSource, device: str, dtype: str, prompt: str, params: Gene
             f"model = AutoModelForCausalLM.from_pretrained(model_id, dtype={dtype_arg}, use_safetensors=True)  # disk -> RAM",
             "model.to(device)  # RAM -> device",
         ]
+    if quantized:
+        lines += quantize_lines(dtype)
     lines += ["model.eval()  # dropout off (from_pretrained already did; explicit is safer)", ""]
     if chat_template:
         lines += ["# an instruct model: the prompt goes in as the user's message, and the template opens the reply",
@@ -131,6 +138,19 @@ def snippet(src: ModelSource, device: str, dtype: str, prompt: str, params: Gene
     lines += ["print(tokenizer.decode(new_ids, skip_special_tokens=True))",
               "print(new_ids)  # the token ids, to compare with the playground exactly"]
     return "\n".join(lines) + "\n"
+
+
+def quantize_lines(dtype: str) -> list[str]:
+    """torchao's quantize_ with the playground's config text and its choice of layers (load/quantize.py's `layers`):
+    exactly nn.Linear, not the head when it is the embedding's own tensor, and with groups, inputs that divide."""
+    spec = quantize.SPECS[dtype]
+    group = f" and m.in_features % {spec['group']} == 0" if spec["group"] else ""
+    return ["# weight-only: each chosen nn.Linear's weight becomes small integers with float32 scales; the rest stays",
+            "# float32. quantize_ swaps nn.Linear only (GPT-2's Conv1D layers stay); a head that is the embedding's own",
+            "# tensor stays too: quantizing it would add a second, quantized copy beside the float embedding.",
+            "embedding = model.get_input_embeddings().weight",
+            f"quantize_(model, {spec['config']},",
+            f"          filter_fn=lambda m, fqn: type(m) is torch.nn.Linear and m.weight is not embedding{group})"]
 
 
 def core_source(skip: set[str] = frozenset()) -> list[str]:

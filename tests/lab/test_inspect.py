@@ -113,3 +113,25 @@ def test_a_model_offloaded_by_its_plan_is_not_mixed_placement(pool, private_chec
     text = inspect_markdown(found, "en")
     assert "Mixed placement" not in text and "offloaded to disk, by design" in text
     assert "按设计卸载到磁盘" in inspect_markdown(found, "zh")
+
+
+def test_a_quantized_weight_shows_its_class_its_layout_and_its_real_bytes_and_is_no_dtype_mistake():
+    """torchao's Int8Tensor says float32 [out, in]: Inspect names the class, lists the tensors inside it and counts
+    their bytes; the float tensors beside it are not flagged for differing from it."""
+    from playground.lab import render
+    from playground.load import quantize
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(50, 64), torch.nn.Linear(64, 64), torch.nn.LayerNorm(64))
+    quantize.torchao().quantize_(model, quantize.config("int8"), filter_fn=lambda m, fqn: fqn == "1")
+    r = inspect(model)
+    row = next(x for x in r.rows if x.name == "1")
+    assert row.dtypes == ["Int8Tensor", "float32"]  # the weight, then the bias
+    assert row.layouts == ["weight: Int8Tensor: qdata int8 [64, 64] · scale float32 [64, 1] · zero_point int8 [64, 1]"]
+    assert row.bytes == 64 * 64 + 64 * 4 + 64 + 64 * 4 and r.total_bytes == weights_bytes(model)
+    assert r.flagged == [] and r.majority_dtype == "float32"
+    assert r.quantized == [dict(tensor="Int8Tensor", count=1, bytes=64 * 64 + 64 * 4 + 64, float_bytes=64 * 64 * 4,
+                                layout=row.layouts[0].split(": ", 1)[1])]
+    en, zh = render.inspect_markdown(r, "en"), render.inspect_markdown(r, "zh")
+    assert "1 tensor is `Int8Tensor` (torchao)" in en and "the quantized weights apart" in en
+    assert "same device with the same dtype" not in en and "`Int8Tensor`（torchao）" in zh

@@ -249,3 +249,28 @@ def test_any_prompt_is_written_as_a_literal(prompt):
     tree = ast.parse(snippet(BUNDLED_NAME, "cpu", "float32", prompt, 8, 0, 1, 0))
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "tokenizer")
     assert ast.literal_eval(call.args[0]) == prompt
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["int8", "int4"])
+def test_a_quantized_run_is_copied_as_float32_then_quantize_and_gives_the_playgrounds_tokens(dtype):
+    """The code to copy loads in float32 and quantizes with the playground's config text and layer choice: run as
+    written, it chooses the playground's greedy tokens, for generate() and for the manual loop."""
+    from playground.load import quantize
+
+    model = "synthetic/llama-42m"
+    cases = [("generate", 0.0, 1.0, 0, False), ("manual", 0.0, 1.0, 0, False)]
+    sources = [snippet(model, "cpu", dtype, PROMPT, 12, t, p, s, engine) for engine, t, p, s, _ in cases]
+    assert all(quantize.SPECS[dtype]["config"] in src and "dtype=torch.float32" in src for src in sources)
+    proc = _run(sources)
+    pool = ModelPool()
+    pool.load(*loader.parse(model, "cpu", dtype), session="q")
+    played = []
+    for engine, t, p, s, _ in cases:
+        *_, (text, stats) = pool.generate(PROMPT, GenerationParams(12, t, p, s), session="q", engine=engine)
+        played.append(stats.token_ids)
+    with pool.held("q") as lm:
+        assert lm.report.quantized.quantized == 56
+    pool.clear()
+    for (engine, *_), ids, (_text, snippet_ids) in zip(cases, played, _printed(proc)):
+        assert snippet_ids == ids, (dtype, engine)

@@ -77,7 +77,19 @@ TEXT: dict[str, W] = {
     "ui.flag": W("Flag", "标记"),
     "ui.summary": W("Summary by (device, dtype)", "按（设备，数据类型）汇总"),
     "ui.modules": W("Every module with its own parameters or buffers", "每个直接拥有参数或缓冲区的模块"),
+    "ui.quantized": W(
+        "**Quantized weights:** {n} {n?tensor is|tensors are} `{tensor}` (torchao): each says it is a float matrix "
+        "(its `dtype` and `shape`) and holds smaller tensors (the first: {layout}). Together {bytes}, where the float "
+        "matrices would hold {float_bytes}.",
+        "**量化权重**：{n} 个张量是 `{tensor}`（torchao）：每个都自称是浮点矩阵（看它的 `dtype` 和 `shape`），"
+        "实际存的是更小的张量（第一个：{layout}）。合计 {bytes}，若是浮点矩阵则为 {float_bytes}。",
+    ),
     "ui.flagged": W("Mixed placement: {n} {n?module differs|modules differ} from the rest", "放置不一致：{n} 个模块与其余部分不同"),
+    "ui.flagged_none_quantized": W(
+        "Every tensor of this model sits on the same device; the quantized weights apart, every float tensor has the "
+        "same dtype.",
+        "这个模型的所有张量都在同一设备上；除量化权重外，所有浮点张量的数据类型也相同。",
+    ),
     "ui.flagged_none": W(
         "Every tensor of this model sits on the same device with the same dtype.",
         "这个模型的所有张量都在同一设备上，数据类型也相同。",
