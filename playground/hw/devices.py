@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import platform
 import re
+import types
 from dataclasses import asdict, dataclass
 
 import torch
@@ -302,3 +303,24 @@ def name(device: torch.device | str) -> str:
 def torch_device_of(model: torch.nn.Module) -> torch.device:
     """Where a model's first parameter lives (what Transformers' `model.device` reports)."""
     return next(model.parameters()).device
+
+
+def bf16_supported(index: int, including_emulation: bool = True) -> bool:
+    """`torch.cuda.is_bf16_supported` for cuda:`index` (True on pre-Ampere GPUs too unless `including_emulation`
+    is False: it checks that a bfloat16 tensor can be made)."""
+    with torch.cuda.device(index):
+        return torch.cuda.is_bf16_supported(including_emulation=including_emulation)
+
+
+def bf16_supported_on(major: int, minor: int, name: str, including_emulation: bool = True) -> bool:
+    """The installed `torch.cuda.is_bf16_supported`'s own code run against a described GPU (compute capability
+    `major`.`minor`, where a bfloat16 tensor can be created, as on every CUDA GPU): its globals replaced for this
+    call only, nothing patched process-wide. What a T4 (7.5) answers, asked on a machine without one."""
+    real = torch.cuda.is_bf16_supported
+    gpu = types.SimpleNamespace(major=major, minor=minor, name=name)
+    described = types.SimpleNamespace(version=types.SimpleNamespace(hip=None), cuda=types.SimpleNamespace(
+        current_device=lambda: 0, get_device_properties=lambda _d=None: gpu))
+    scope = {**real.__globals__, "torch": described, "is_available": lambda: True,
+             "_check_bf16_tensor_supported": lambda _d: True}
+    return types.FunctionType(real.__code__, scope, real.__name__, real.__defaults__, real.__closure__)(
+        including_emulation)

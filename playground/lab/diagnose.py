@@ -98,7 +98,24 @@ _RULE_TEXT: list[tuple[str, str, float, list[str]]] = [
     # the two refusals when layers must go to disk with no folder for them
     ("offload-fit", r"had weights offloaded to the disk|need an `?offload_(?:dir|folder)`? to dispatch",
      4.0, ["offloaded-to-fit", "offloaded-moved"]),
-    ("quantized", r"is not supported for `?[48]-bit`?|bitsandbytes models", 4.0, ["quantized-moved"]),
+    # quantized models moved, cast or dispatched: Transformers' refusals for bitsandbytes (and any quantized model's
+    # .half()/.float()), and a torchao tensor subclass meeting an operator it does not implement (Accelerate's
+    # offload hooks' .to(dtype) under inference_mode, a permute, a swap in Module._apply)
+    ("quantized", r"is not supported for `?[48]-bit`?|bitsandbytes models?|cast a bitsandbytes model"
+     r"|`?\.(?:half|float)\(\)`? is not supported for quantized model", 4.0, ["quantized-moved", "quantized-offloaded"]),
+    ("quantized-tensor", r"(\w{1,40}Tensor) dispatch: attempting to run unimplemented operator/function"
+     r"|_apply\(\): Couldn't swap (\w{1,40})\.weight", 4.0, ["quantized-offloaded", "quantized-moved"]),
+    # float16's range left: sampling from scores that overflowed to inf (and the nan a softmax makes of them)
+    ("inf-nan", r"probability tensor contains either `?inf`?, `?nan`? or element < 0", 4.0,
+     ["fp16-overflow"]),
+    # NumPy has no bfloat16 (nor a dtype for every torch one)
+    ("numpy-dtype", r"Got unsupported ScalarType (\w{1,20})", 4.0, ["bf16-numpy"]),
+    # indices that are not integers: an embedding's (any PyTorch version's wording) or a gather's / index_select's
+    ("index-dtype",
+     r"Expected tensor for argument #\d{1,2} '(?:indices|index)' to have (?:one of the following )?scalar types?:? "
+     r"[\w, ]{1,40}; but got (?:torch\.)?(?:cuda\.)?\w{1,20} instead"
+     r"|(?:gather|index_select|scatter)\w{0,12}\(\): Expected dtype int(?:32/int64|64|32) for index"
+     r"|tensors used as indices must be long, int, byte or bool tensors", 4.0, ["float-indices"]),
     ("deserialize", r"Attempting to deserialize object on (?:a )?(?:CUDA|MPS|XPU|HPU) device", 4.0,
      ["cuda-checkpoint", "optimizer-state-from-gpu"]),
     ("generate-device", r"\.generate\(\)`? with the `?input_ids`? being on a device type different",

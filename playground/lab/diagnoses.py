@@ -88,22 +88,6 @@ EXTRA: dict[str, Diagnosis] = {d.id: d for d in (
         after='device = "cuda" if torch.cuda.is_available() else "cpu"\nmodel.to(device)',
     ),
     diagnosis(
-        "mps-float64",
-        title=W("float64 on Apple's MPS",
-                "在 Apple 的 MPS 上使用 float64"),
-        explain=W(
-            "The MPS backend has no float64. A tensor created in float64 (NumPy's default for floats) "
-            "cannot go to `mps`: convert it to float32 first, e.g. "
-            "`torch.from_numpy(a).float().to('mps')`.",
-            "MPS 后端没有 float64。以 float64 创建的张量（NumPy 浮点数的默认类型）"
-            "不能移到 `mps`：先转换成 float32，"
-            "例如 `torch.from_numpy(a).float().to('mps')`。",
-        ),
-        before='x = torch.from_numpy(array).to("mps")  # float64',
-        after='x = torch.from_numpy(array).float().to("mps")',
-    ),
-
-    diagnosis(
         "out-of-memory",
         title=W("Out of memory: the device could not give what was asked", "内存不足：设备给不出所请求的内存"),
         explain=W(

@@ -67,6 +67,9 @@ class Scenario:
     # a tutorial's worry that measures harmless (its "mistake" and "fix" are two orders that both work): the
     # page says so, instead of calling it a mistake and its other order a fix
     harmless: bool = False
+    # its simulation cannot raise (no stand-in device refuses what the real one does): the run shows the real
+    # device's own words, read from the installed library, beside what the stand-in accepted
+    wording_only: bool = False
 
     def expected(self, kind: str) -> Outcome | None:
         """The outcome on a target of this kind (cuda2 falls back to cuda, every kind to "*")."""
@@ -81,7 +84,7 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
              silent: bool = False, labels: dict[str, W] | None = None, bundled_only: bool = False,
              devices: int = 1, real_on: tuple[str, ...] = ("cuda", "mps"),
              stand_in: str = "fake", words: dict[str, W] | None = None,
-             harmless: bool = False) -> Callable[[Callable], Scenario]:
+             harmless: bool = False, wording_only: bool = False) -> Callable[[Callable], Scenario]:
     """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
     beside its code and are registered as i18n keys: scenario.<id>.title, .explain, .label.<measured key>,
     and its own other words (`words`: a simulation's note, say) as scenario.<id>.<name>, which its code says
@@ -98,7 +101,7 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        labels, group, script, bundled_only, expect, devices, real_on, stand_in, harmless)
+                        labels, group, script, bundled_only, expect, devices, real_on, stand_in, harmless, wording_only)
 
     return make
 

@@ -66,13 +66,15 @@ def result_markdown(r: BreakResult, lang: str = "en") -> str:
         if r.raised_in:
             out.append(_label("ui.raised_in", lang, f"<code>{html.escape(r.raised_in)}</code>", plain=True) + "\n")
     elif not r.cannot_run:
-        out.append(f"**{t('ui.no_error_harmless' if harmless else 'ui.no_error', lang)}**\n")
+        wording = bool(sc and sc.wording_only and r.simulated)  # the stand-in accepted what the device refuses
+        key = "ui.no_error_wording" if wording else "ui.no_error_harmless" if harmless else "ui.no_error"
+        out.append(f"**{t(key, lang)}**\n")
         if r.broken_output:
             out.append(_pre(r.broken_output))
     if r.simulated and r.simulation:
         out.append("> " + _label("ui.simulated", lang, text(r.simulation.text(lang))) + "\n")
     if r.real_gpu_message:
-        label = "ui.real_gpu" if r.raised else "ui.real_gpu_generate"
+        label = "ui.real_gpu" if r.raised else "ui.real_gpu_generate" if r.warnings else "ui.real_gpu_only"
         out.append("\n" + _label(label, lang) + f"\n{_pre(r.real_gpu_message)}")
         if r.real_gpu_how:
             out.append(f"<sub>{text(r.real_gpu_how.text(lang))}</sub>\n")
@@ -126,11 +128,11 @@ def oom_markdown(o: Oom, lang: str = "en") -> str:
     if o.kind == "cpu":
         out.append(t("oom.summary_cpu", lang, requested=fmt_bytes(o.requested)) + "\n")
     else:
-        out.append(t("oom.summary", lang, device=o.device, requested=fmt_bytes(o.requested),
-                     free=fmt_bytes(o.free), total=fmt_bytes(o.total)) + "\n")
+        out.append(t("oom.summary" if o.free is not None else "oom.summary_no_free", lang, device=o.device,
+                     requested=fmt_bytes(o.requested), free=fmt_bytes(o.free or 0), total=fmt_bytes(o.total)) + "\n")
         rows = [(t(f"oom.part.{p}", lang), fmt_bytes(b)) for p, b in o.parts()]
         out.append(table([t("oom.col.part", lang), t("oom.col.bytes", lang)], rows, "lr") + "\n")
-    if o.kind == "cuda_1x":
+    if o.kind == "cuda_1x" or (o.kind == "xpu_1x" and o.free is not None):
         out.append(f"_{t('oom.note_1x', lang)}_\n")
     if o.processes:
         listed = ", ".join(f"{pid}: {fmt_bytes(b)}" for pid, b in o.processes)

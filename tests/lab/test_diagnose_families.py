@@ -117,3 +117,101 @@ def test_the_families_cover_item_six():
 def test_other_errors_stay_not_recognised(text):
     d = diagnose(text)
     assert not d.recognised and d.oom is None, d.ids()
+
+
+# The dtype lab's families (issue 30): each text pasted in a public thread, named beside it.
+DTYPE_FAMILIES = [
+    # -- quantized models moved, cast or dispatched
+    # https://github.com/huggingface/transformers/issues/38717 (Accelerate's dispatch_model calling model.to)
+    ("quantized", "ValueError: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model "
+                  "as it is, since the model has already been set to the correct devices and casted to the correct "
+                  "`dtype`.", "quantized-moved"),
+    # https://github.com/InternLM/xtuner/issues/342
+    ("quantized", "ValueError: `.half()` is not supported for quantized model. Please use the model as it is, since "
+                  "the model has already been casted to the correct `dtype`.", "quantized-moved"),
+    # https://github.com/pytorch/ao/issues/890: a torchao tensor subclass meeting an operator it does not implement
+    ("quantized", "NotImplementedError: AffineQuantizedTensor dispatch: attempting to run unimplemented "
+                  "operator/function: aten.permute.default", "quantized-offloaded"),
+    # https://github.com/pytorch/torchchat/issues/1125: an int4 model moved again with model.to(device)
+    ("quantized", "RuntimeError: _apply(): Couldn't swap Linear.weight", "quantized-offloaded"),
+    # -- float16 overflow: sampling from scores that reached inf or nan
+    # https://github.com/ProjectD-AI/llama_inference/issues/11 (torch.multinomial in a hand-written sampler)
+    ("overflow", "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0", "fp16-overflow"),
+    # https://github.com/InternLM/xtuner/issues/573 (the wording without backticks)
+    ("overflow", "RuntimeError: probability tensor contains either inf, nan or element < 0", "fp16-overflow"),
+    # -- NumPy dtypes
+    # https://github.com/pytorch/pytorch/issues/110285
+    ("numpy dtype", "TypeError: Got unsupported ScalarType BFloat16", "bf16-numpy"),
+    # https://github.com/xwying/torchshow/issues/23
+    ("numpy dtype", '  File "torchshow/utils.py", line 60, in tensor_to_array\n    return x.detach().clone().cpu()'
+                    ".numpy()\nTypeError: Got unsupported ScalarType BFloat16", "bf16-numpy"),
+    # -- index dtypes: an embedding's indices (PyTorch 2.x and 1.x wordings), a gather's index
+    # https://github.com/pytorch/pytorch/issues/116598
+    ("index dtype", "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+                    "but got torch.FloatTensor instead (while checking arguments for embedding)", "float-indices"),
+    # https://github.com/sksq96/pytorch-summary/issues/64
+    ("index dtype", "RuntimeError: Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                    "torch.cuda.FloatTensor instead (while checking arguments for embedding)", "float-indices"),
+    # https://github.com/PacktPublishing/Deep-Reinforcement-Learning-Hands-On-Second-Edition/issues/45
+    ("index dtype", "RuntimeError: gather_out_cpu(): Expected dtype int64 for index", "float-indices"),
+    # https://github.com/intel/auto-round/issues/1838
+    ("index dtype", "RuntimeError: gather(): Expected dtype int32/int64 for index", "float-indices"),
+    # -- float64 on Apple's MPS: https://github.com/pytorch/pytorch/issues/122602 (as its title quotes it)
+    ("mps float64", "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support "
+                    "float64. Please use float32 instead.", "mps-float64"),
+    # -- out of memory, every backend, old and new wordings
+    # https://github.com/murong-xu/CADS/issues/4 (CUDA, PyTorch 2.x: torch.OutOfMemoryError)
+    ("oom cuda new", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total "
+                     "capacity of 31.47 GiB of which 12.73 GiB is free. Including non-PyTorch memory, this process has "
+                     "18.73 GiB memory in use. Of the allocated memory 9.08 GiB is allocated by PyTorch, and 9.35 GiB "
+                     "is reserved by PyTorch but unallocated.", "out-of-memory"),
+    # https://github.com/pytorch/pytorch/issues/16417 (CUDA, PyTorch 1.0: "cached")
+    ("oom cuda old", "RuntimeError: CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total capacity; "
+                     "8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached)", "out-of-memory"),
+    # https://github.com/huggingface/autotrain-advanced/issues/737 (ROCm's HIP)
+    ("oom hip", "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 124.00 MiB. GPU 0 has a total capacity "
+                "of 19.94 GiB of which 554.47 MiB is free. Of the allocated memory 15.87 GiB is allocated by PyTorch, "
+                "and 165.29 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+                "try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+     "out-of-memory"),
+    # https://github.com/intel/intel-extension-for-pytorch/issues/846 (Intel XPU, PyTorch 2.x: no free figure)
+    ("oom xpu new", "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity "
+                    "of 15.11 GiB. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by "
+                    "PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.",
+     "out-of-memory"),
+    # https://github.com/intel/intel-extension-for-pytorch/issues/629 (Intel's extension's older wording)
+    ("oom xpu old", "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total capacity; "
+                    "0 bytes already allocated; 0 bytes reserved in total by PyTorch)", "out-of-memory"),
+    # https://github.com/haoheliu/AudioLDM2/issues/20 (Apple's MPS)
+    ("oom mps", "RuntimeError: MPS backend out of memory (MPS allocated: 18.02 GB, other allocations: 107.10 MB, max "
+                "allowed: 18.13 GB). Tried to allocate 4.50 MB on private pool.", "out-of-memory"),
+    # https://github.com/nguyenvanhoang7398/FANG/issues/1 (the CPU allocator)
+    ("oom cpu", "RuntimeError: [enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: can't allocate memory: you "
+                "tried to allocate 1178729664 bytes. Error code 12 (Cannot allocate memory)", "out-of-memory"),
+]
+
+
+@pytest.mark.parametrize("family,text,expected", DTYPE_FAMILIES,
+                         ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(DTYPE_FAMILIES)])
+def test_each_dtype_family_is_recognised_from_a_real_paste(family, text, expected):
+    d = diagnose(text)
+    assert d.recognised and d.ids()[0] == expected, (family, d.ids())
+    assert d.matches[0].explanation.text("zh") != d.matches[0].explanation.text("en")
+    if family.startswith("oom"):  # every backend's numbers read: the bar and the remedies come from them
+        assert d.oom is not None and d.oom.requested > 0, family
+
+
+def test_the_xpu_and_hip_messages_are_read_to_their_own_device():
+    assert diagnose(DTYPE_FAMILIES[-4][1]).oom.device == "xpu:0" and diagnose(DTYPE_FAMILIES[-4][1]).oom.free is None
+    assert diagnose(DTYPE_FAMILIES[-5][1]).oom.device == "cuda:0"  # ROCm names its GPUs cuda:N in PyTorch
+
+
+@pytest.mark.parametrize("text", [
+    "RuntimeError: expected scalar type Long but found Float",  # a loss's target: not an index dtype mistake
+    "TypeError: can't multiply sequence by non-int of type 'float'",
+    "ValueError: too many values to unpack (expected 2)",
+    "RuntimeError: Tensor.item() cannot be called on a tensor with more than one element",
+])
+def test_near_misses_of_the_dtype_families_are_not_taken_for_them(text):
+    d = diagnose(text)
+    assert not set(d.ids()) & {"fp16-overflow", "bf16-numpy", "float-indices", "quantized-offloaded", "mps-float64"}

@@ -35,6 +35,11 @@ TEXT: dict[str, W] = {
     "ui.fix_run": W("The fixed pipeline, run for real", "修复后的流程，真实运行"),
     "ui.fix_ok": W("The fix works", "修复有效"),
     "ui.fix_failed": W("The fix did not work here", "修复在这里没有成功"),
+    "ui.no_error_wording": W(
+        "Nothing raised here: the stand-in for the device accepted what the real device refuses (below, in its own "
+        "words). What the stand-in did:",
+        "这里没有抛出异常：设备的替身接受了真实设备会拒绝的东西（下面是真实设备自己的措辞）。替身做了什么：",
+    ),
     "ui.no_error": W(
         "No exception: this mistake is silent. What it costs, measured here:",
         "没有异常：这个错误是静默的。它的代价，在本机实测：",
@@ -180,6 +185,8 @@ TEXT: dict[str, W] = {
         "这里由同一个检查和模板（在已安装的 `{lib}` 中）用 {old} 触发；在 GPU 上它写的是 {new}。",
     ),
     "ui.real_gpu": W("What a real GPU raises, with the installed torch", "真实 GPU 会抛出的消息（已安装的 torch）"),
+    "ui.real_gpu_only": W("What the real device raises, in the installed library's own words (nothing here can raise it)",
+                          "真实设备会抛出的消息，用已安装库自己的措辞（这里没有任何东西能触发它）"),
     "ui.real_gpu_generate": W("What a GPU host prints, with the installed Transformers",
                               "有 GPU 的机器会打印的内容（已安装的 Transformers）"),
     "ui.scripts": W("The scripts: the mistake and the fix, complete", "脚本：错误写法与修复写法，完整可运行"),

@@ -9,12 +9,17 @@ TEXT: dict[str, W] = {
     "oom.read": W("Read from: {kind}", "读自：{kind}"),
     "oom.kind.cuda": W("CUDA's message, PyTorch 2.x wording", "CUDA 的报错，PyTorch 2.x 的措辞"),
     "oom.kind.cuda_1x": W("CUDA's message, PyTorch 1.x wording", "CUDA 的报错，PyTorch 1.x 的措辞"),
+    "oom.kind.xpu": W("Intel XPU's message, PyTorch 2.x wording", "Intel XPU 的报错，PyTorch 2.x 的措辞"),
+    "oom.kind.xpu_1x": W("Intel XPU's message, the older wording of Intel's extension (IPEX)",
+                         "Intel XPU 的报错，Intel 扩展（IPEX）较早的措辞"),
     "oom.kind.mps": W("the MPS allocator's message", "MPS 分配器的报错"),
     "oom.kind.cpu": W("PyTorch's CPU allocator (the operating system refused)", "PyTorch 的 CPU 分配器（操作系统拒绝了）"),
     "oom.summary": W(
         "{device} was asked for {requested} more; {free} was free out of {total}.",
         "{device} 又被要求分配 {requested}；总共 {total}，空闲 {free}。",
     ),
+    "oom.summary_no_free": W("{device} was asked for {requested} more, out of {total}; the message gives no free figure.",
+                             "{device} 又被要求分配 {requested}，总共 {total}；报错没有给出空闲量。"),
     "oom.summary_cpu": W("The operating system refused {requested} for one tensor.",
                          "操作系统拒绝为一个张量分配 {requested}。"),
     "oom.note_1x": W(

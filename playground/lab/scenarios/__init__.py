@@ -13,13 +13,14 @@ from playground.core.errors import UserError, shown
 from playground.core.i18n import t
 from playground.lab import target
 from playground.lab.harness import Scenario
-from playground.lab.scenarios import (calls, checkpoints, devices, dtypes, meta, offload, silent, training,
-                                      training_data, training_state)
+from playground.lab.scenarios import (calls, checkpoints, devices, dtype_devices, dtype_values, dtypes, meta, offload,
+                                      silent, training, training_data, training_state)
 
 SCENARIOS: dict[str, Scenario] = {
     s.id: s for s in sorted((*devices.SCENARIOS, *calls.SCENARIOS, *dtypes.SCENARIOS, *meta.SCENARIOS,
                              *checkpoints.SCENARIOS, *silent.SCENARIOS, *training.SCENARIOS, *training_state.SCENARIOS,
-                             *training_data.SCENARIOS, *offload.SCENARIOS), key=lambda s: s.number)
+                             *training_data.SCENARIOS, *offload.SCENARIOS, *dtype_values.SCENARIOS,
+                             *dtype_devices.SCENARIOS), key=lambda s: s.number)
 }
 
 
