@@ -204,13 +204,13 @@ def reason(rep: QuantReport) -> Said:
     skipped = [said(f"quant.skip.{s['reason']}", n=s["count"], kinds=", ".join(s["kinds"]), first=s["first"])
                for s in rep.skipped]
     if not rep.quantized:
-        return said("quant.reason_none", dtype=rep.dtype, base=rep.base, skipped=_joined(skipped))
+        return said("quant.reason_none", dtype=rep.dtype, base=rep.base, skipped=joined(skipped))
     return said("quant.reason", dtype=rep.dtype, base=rep.base, n=rep.quantized, tensor=rep.tensor,
                 params=f"{rep.quantized_params / 1e6:,.1f}M", before=fmt_bytes(rep.weights_before),
-                after=fmt_bytes(rep.weights_after), skipped=_joined(skipped) if skipped else said("quant.skip.none"))
+                after=fmt_bytes(rep.weights_after), skipped=joined(skipped) if skipped else said("quant.skip.none"))
 
 
-def _joined(items: list[Said]) -> Said | str:
+def joined(items: list[Said]) -> Said | str:
     """Sentences as one list, joined the way each language joins them (`quant.sep`, nested)."""
     if not items:
         return ""

@@ -27,9 +27,9 @@ from playground.core.units import fmt_bytes
 from playground.hw import bandwidth
 from playground.lab import scenarios
 from playground.lab.inspect import inspect
-from playground.load import loader, moves
+from playground.load import loader, moves, quantize
 from playground.load.loader import LoadedModel
-from playground.run import decode, engines, forward, generation
+from playground.run import compare, decode, engines, forward, generation
 from playground.run.pool import POOL
 from playground.web import handlers_placement as placing, lab_runs
 
@@ -220,6 +220,48 @@ def speed_step(lm: LoadedModel) -> tuple[dict, Said]:
                    share=num(f["share"]), per=num(f["per_ms"]), over=num(f["over_ms"]))
 
 
+DTYPES = ("float32", "bfloat16", "int8")  # the dtype step's pairs, on the visitor's device
+
+
+def dtype_step(session: str) -> tuple[dict, Said]:
+    """float32, bfloat16 and int8 of the visitor's model through Compare, each loaded beside it in the pool's lane
+    (nothing of theirs unloaded), warmed up, timed twice; bfloat16's and int8's next tokens against float32's,
+    teacher-forced (run/fidelity.py). The sentence compares the bytes and the rates, "faster" or "slower" only
+    where every timed run was, and names the time int8 spends converting where it is the slower."""
+    report, src = POOL.current(session)
+    where = report.location.runs_on if report.location is not None else "cpu"
+    pairs = compare.parse_pairs([f"{where}/{d}" for d in DTYPES])
+    rows = {r.dtype: r for r in compare.run(src, pairs, NEW_TOKENS, pool=POOL, runs=2)}
+    bad = next((r for r in rows.values() if r.status != "ok"), None)
+    if bad is not None:
+        raise UserError.of("lesson.dtype.failed", pair=bad.pair, error=in_lang(bad.error, "en") or bad.status)
+    f32, bf16, i8 = rows["float32"], rows["bfloat16"], rows["int8"]
+    f = dict(f32_bytes=f32.weights_bytes, bf16_bytes=bf16.weights_bytes, int8_bytes=i8.weights_bytes,
+             f32_tps=f32.decode_tokens_per_s, bf16_tps=bf16.decode_tokens_per_s, int8_tps=i8.decode_tokens_per_s,
+             decode_tokens=f32.decode_tokens, compared=f32.agreement["compared"], bf16_same=bf16.agreement["same"],
+             int8_same=i8.agreement["same"], int8_layers=i8.quantized["quantized"],
+             int8_step_ms=i8.profile["ms_per_token"], int8_convert_ms=i8.profile["convert_ms_per_token"],
+             f32_convert_ms=f32.profile["convert_ms_per_token"])
+    if i8.decode_min_tokens_per_s > f32.decode_max_tokens_per_s:
+        speed = "faster"
+    elif i8.decode_max_tokens_per_s < f32.decode_min_tokens_per_s:
+        speed = "slower"
+    else:
+        speed = "unclear"
+    why = (said("lesson.dtype.why", step=num(f["int8_step_ms"]), conv=num(f["int8_convert_ms"]),
+                f32=num(f["f32_convert_ms"])) if speed == "slower" and f["int8_convert_ms"] > f["f32_convert_ms"] else "")
+    common = dict(f32=size(f32.weights_bytes), f32_tps=num(f["f32_tps"]), bf16=size(bf16.weights_bytes),
+                  bf16_tps=num(f["bf16_tps"]), bf16_same=f["bf16_same"], n=f["compared"], tokens=f["decode_tokens"])
+    if not f["int8_layers"]:  # why nothing was quantized, from the model's layers (load/quantize.py)
+        kinds = [said(f"lesson.dtype.skip.{x['reason']}", kinds=", ".join(x["kinds"])) for x in i8.quantized["skipped"]]
+        return f, said("lesson.dtype.said.none", **common, int8=size(i8.weights_bytes), int8_tps=num(f["int8_tps"]),
+                       skipped=quantize.joined(kinds))
+    f["int8_share"] = i8.weights_bytes / f32.weights_bytes
+    return f, said("lesson.dtype.said.some", **common, int8=size(i8.weights_bytes), int8_tps=num(f["int8_tps"]),
+                   layers=f["int8_layers"], share=num(f["int8_share"]),
+                   speed=said(f"lesson.dtype.speed.{speed}"), int8_same=f["int8_same"], why=why)
+
+
 # ---------------------------------------------------------------- the path
 
 @dataclass(frozen=True)
@@ -251,6 +293,8 @@ STEPS: tuple[Step, ...] = (
          on_session=fit_step),
     Step("speed", "lesson.speed.title", "lesson.speed.text", "panel:eng-out", "speed", "lesson.panel.engines",
          on_model=speed_step),
+    Step("dtype", "lesson.dtype.title", "lesson.dtype.text", "panel:cmp-table", "compare", "lesson.panel.compare",
+         on_session=dtype_step),
 )
 BY_ID = {s.id: s for s in STEPS}
 
@@ -266,7 +310,7 @@ def run_step(step: Step, session: str) -> StepResult:
     """Run `step` for `session`; its own model loaded first (the bundled one) when it has none."""
     t0 = time.perf_counter()
     loaded_first = False
-    if step.on_model is not None or step.id in ("infer", "train"):
+    if step.on_model is not None or step.id in ("infer", "train", "dtype"):
         if POOL.current(session) is None:
             POOL.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session=session)
             loaded_first = True

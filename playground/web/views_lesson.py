@@ -32,8 +32,15 @@ LABELS = {
     "ram_bytes": "lesson.fig.ram_bytes", "agree": "lesson.fig.agree", "model_device": "lesson.fig.model_device",
     "tps": "lesson.fig.tps", "read_gbps": "lesson.fig.read_gbps", "bound": "lesson.fig.bound", "share": "lesson.fig.share",
     "per_ms": "lesson.fig.per_ms", "over_ms": "lesson.fig.over_ms",
+    "f32_bytes": "lesson.fig.f32_bytes", "bf16_bytes": "lesson.fig.bf16_bytes", "int8_bytes": "lesson.fig.int8_bytes",
+    "f32_tps": "lesson.fig.f32_tps", "bf16_tps": "lesson.fig.bf16_tps", "int8_tps": "lesson.fig.int8_tps",
+    "decode_tokens": "lesson.fig.decode_tokens", "compared": "lesson.fig.compared", "bf16_same": "lesson.fig.bf16_same",
+    "int8_same": "lesson.fig.int8_same", "int8_layers": "lesson.fig.int8_layers",
+    "int8_step_ms": "lesson.fig.int8_step_ms", "int8_convert_ms": "lesson.fig.int8_convert_ms",
+    "f32_convert_ms": "lesson.fig.f32_convert_ms", "int8_share": "lesson.fig.int8_share",
 }
-BYTES = {"weights_bytes", "mapped_bytes", "dev_bytes", "cast_read", "cast_written", "bytes", "disk_bytes", "ram_bytes"}
+BYTES = {"weights_bytes", "mapped_bytes", "dev_bytes", "cast_read", "cast_written", "bytes", "disk_bytes", "ram_bytes",
+         "f32_bytes", "bf16_bytes", "int8_bytes"}
 # the load report's migrate code, said as a word (literal keys, as above)
 MIGRATE = {"noop": "lesson.migrate.noop", "copied": "lesson.migrate.copied", "auto_hooks": "lesson.migrate.auto_hooks",
            "auto_single": "lesson.migrate.auto_single"}

@@ -61,6 +61,8 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "quant.skip.{}": ("embedding", "tied", "not_linear", "group"),  # load/quantize.py: LayerChoice.reason
     "cmp.dtype.col.{}": ("pair", "weights", "prefill", "decode", "same", "logits", "ops"),  # web/compare_views.py
     "cmp.dtype.speed.{}": ("faster", "slower", "unclear"),  # web/compare_views.py: dtype_sentences
+    "lesson.dtype.speed.{}": ("faster", "slower", "unclear"),  # web/lesson.py: dtype_step
+    "lesson.dtype.skip.{}": ("embedding", "tied", "not_linear", "group"),  # web/lesson.py: dtype_step
     "flag.offloaded_{}": ("disk", "ram"),  # lab/render.py: a module Accelerate's plan offloaded, where to
     # the memory ledger (hw/ledger.py's names, run/render.py's table, web/views.py's bars) and the fit's table
     "ledger.part.{}": ledger.PARTS,

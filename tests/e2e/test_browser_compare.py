@@ -53,7 +53,7 @@ def _number(cell: str) -> tuple[float, float]:
 
 def _table(page) -> dict[str, list[tuple[float, float]]]:
     """{pair: [(value, rounding) per charted column]} from the table's rows."""
-    rows = page.evaluate("() => [...document.querySelectorAll('#cmp-table table tbody tr')]"
+    rows = page.evaluate("() => [...document.querySelectorAll('#cmp-table table:first-of-type tbody tr')]"
                          ".map(tr => [...tr.querySelectorAll('td')].map(td => td.innerText))")
     return {r[0].strip(): [_number(r[COLUMN_INDEX[c]]) for c in CHART_COLUMNS] for r in rows}
 
@@ -102,7 +102,7 @@ def _run(page, pairs: tuple[str, ...], tokens: int) -> None:
     page.locator("#cmp-tokens input[type=number]").press("Enter")
     page.locator("#cmp-run").click()
     page.wait_for_function(
-        "([n, k]) => { const rows = [...document.querySelectorAll('#cmp-table table tbody tr')];"
+        "([n, k]) => { const rows = [...document.querySelectorAll('#cmp-table table:first-of-type tbody tr')];"
         " return rows.length === n && rows.every(r => new RegExp('· ' + k + ' ').test(r.innerText)); }",
         arg=[len(pairs), tokens - 1], timeout=240_000)
 

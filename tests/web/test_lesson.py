@@ -18,7 +18,7 @@ from playground.web import handlers_lesson as hl, lesson, views_lesson as views
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Words the Chinese sentences may keep in English: names of code, devices, dtypes, units, libraries, the model.
-NAMES = {"MB", "GB", "B", "KiB", "MiB", "GiB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "disk", "Accelerate", "PyTorch",
+NAMES = {"MB", "GB", "B", "KiB", "MiB", "GiB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "int8", "disk", "Accelerate", "PyTorch",
          "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python"}
 
 
@@ -78,6 +78,13 @@ def checks(d: dict) -> None:
     elif d["step"] == "speed":
         assert ("memory bandwidth is what limits it" in en) == (f["share"] >= 50)
         assert abs(f["share"] - 100 * f["tps"] / f["bound"]) < 1e-6
+    elif d["step"] == "dtype":
+        assert f["bf16_bytes"] < f["f32_bytes"] and f["int8_bytes"] <= f["f32_bytes"]
+        assert ("changed nothing" in en) == (f["int8_layers"] == 0) == (f["int8_bytes"] == f["f32_bytes"])
+        if "slower than float32 in every timed run" in en:
+            assert f["int8_tps"] < f["f32_tps"]
+        assert ("Why slower" in en) <= (f["int8_convert_ms"] > f["f32_convert_ms"])
+        assert f"{f['bf16_same']} of {f['compared']}" in en
 
 
 # ---------------------------------------------------------------- the API's shape, and refusals
@@ -85,7 +92,8 @@ def checks(d: dict) -> None:
 def test_the_steps_are_listed_in_order_in_both_languages():
     steps = hl.lesson_steps()
     assert 8 <= len(steps) <= 12
-    assert [s["id"] for s in steps] == ["load", "to", "where", "forward", "cache", "infer", "train", "fit", "speed"]
+    assert [s["id"] for s in steps] == ["load", "to", "where", "forward", "cache", "infer", "train", "fit", "speed",
+                                        "dtype"]
     for s in steps:
         assert {"id", "title_en", "title_zh", "panel"} <= set(s)
         assert CJK.search(s["title_zh"]) and not CJK.search(s["title_en"])
@@ -232,3 +240,24 @@ def test_back_and_next_are_pressable_only_where_there_is_a_step_to_go_to():
     assert (back["interactive"], nxt["interactive"]) == (True, True)
     *_, back, nxt = hl.ui_show(ids[-1], None, "zh")
     assert (back["interactive"], nxt["interactive"]) == (True, False)
+
+
+@pytest.mark.slow
+def test_the_dtype_step_on_a_llama_says_what_int8_did_and_agrees_with_its_figures():
+    """On a model whose projections are nn.Linear, int8 quantizes them: fewer bytes, its speed set against float32's
+    only where every run says so, and its tokens against float32's; on the bundled GPT-2 (the walk above) it
+    changes nothing, and says why."""
+    from playground.load import loader
+
+    request = SimpleNamespace(session_hash="test-lesson-dtype-" + uuid.uuid4().hex[:8])
+    try:
+        POOL.load(*loader.parse("synthetic/llama-42m", "cpu", "float32"), session=request.session_hash)
+        d = hl.lesson_step("dtype", request)
+    finally:
+        POOL.release(request.session_hash)
+    f = d["figures"]
+    assert d["model"] == "synthetic/llama-42m" and f["int8_layers"] == 56 and f["int8_bytes"] < f["bf16_bytes"]
+    assert f["int8_share"] == pytest.approx(f["int8_bytes"] / f["f32_bytes"])
+    agrees(d)
+    checks(d)
+    assert not no_stray_english(d["sentence_zh"]), d["sentence_zh"]

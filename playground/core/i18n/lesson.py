@@ -48,6 +48,7 @@ TEXT: dict[str, W] = {
     "lesson.panel.lab": W("Playground tab, Break it", "游乐场标签页的“搞坏它”"),
     "lesson.panel.place": W("Placement tab, the placement map", "放置标签页的放置图"),
     "lesson.panel.engines": W("Speed tab, decode engines", "速度标签页的解码引擎"),
+    "lesson.panel.compare": W("Compare tab, what the dtype changed", "对比标签页的“数据类型改变了什么”"),
     # -- the steps: a title and a few sentences each -------------------------------------------
     "lesson.load.title": W("1. Load, and what each phase did", "1. 加载，以及每个阶段做了什么"),
     "lesson.load.text": W(
@@ -116,6 +117,16 @@ TEXT: dict[str, W] = {
         "against that bound, measured on this machine.",
         "每生成一个新 token 都要把全部权重读一遍，所以内存读取速率除以权重字节数，就是任何引擎每秒最多能生成的 "
         "token 数。这一步测量你的模型上 `generate()` 的速度，并与这台机器上实测的上限对比。"),
+    "lesson.dtype.title": W("10. What a dtype changes: float32, bfloat16 and int8", "10. 数据类型改变了什么：float32、bfloat16 和 int8"),
+    "lesson.dtype.text": W(
+        "A dtype is a trade: fewer bytes per weight against the numbers the model computes with. int8 here is "
+        "weight-only (torchao): each nn.Linear keeps int8 values and a float32 scale per row, and each step turns "
+        "them back into float32 to multiply. This step runs your model in float32, bfloat16 and int8 through "
+        "Compare and measures the weights' bytes, the decode rate and how many next-token choices stay float32's.",
+        "数据类型是一种取舍：每个权重更少的字节，换来模型计算所用的数字变了。这里的 int8 只量化权重（torchao）："
+        "每个 nn.Linear 保存 int8 数值和每行一个 float32 缩放因子，每一步都要先变回 float32 再相乘。"
+        "这一步通过“对比”把你的模型分别以 float32、bfloat16 和 int8 运行，测量权重字节数、解码速度，"
+        "以及有多少个下一个 token 的选择与 float32 相同。"),
     # -- the sentences the measurements choose -------------------------------------------------
     "lesson.load.said.mapped": W(
         "`from_pretrained` took {load} ms for {weights} of weights, and all of them still map the checkpoint file: "
@@ -308,4 +319,49 @@ TEXT: dict[str, W] = {
     "lesson.fig.share": W("share of the bound (%)", "达到上限的比例（%）"),
     "lesson.fig.per_ms": W("time per token (ms)", "每个 token 的耗时（毫秒）"),
     "lesson.fig.over_ms": W("overhead per token (ms)", "每个 token 的额外开销（毫秒）"),
+    "lesson.fig.f32_bytes": W("float32: weights", "float32：权重"),
+    "lesson.fig.bf16_bytes": W("bfloat16: weights", "bfloat16：权重"),
+    "lesson.fig.int8_bytes": W("int8: weights (scales included)", "int8：权重（含缩放因子）"),
+    "lesson.fig.f32_tps": W("float32: decode (tokens/s)", "float32：解码（token/秒）"),
+    "lesson.fig.bf16_tps": W("bfloat16: decode (tokens/s)", "bfloat16：解码（token/秒）"),
+    "lesson.fig.int8_tps": W("int8: decode (tokens/s)", "int8：解码（token/秒）"),
+    "lesson.fig.decode_tokens": W("decode steps timed per run", "每次计时的解码步数"),
+    "lesson.fig.compared": W("positions compared with float32", "与 float32 比较的位置数"),
+    "lesson.fig.bf16_same": W("bfloat16: next tokens as float32's", "bfloat16：与 float32 相同的下一个 token"),
+    "lesson.fig.int8_same": W("int8: next tokens as float32's", "int8：与 float32 相同的下一个 token"),
+    "lesson.fig.int8_layers": W("int8: weight matrices quantized", "int8：量化了的权重矩阵数"),
+    "lesson.fig.int8_step_ms": W("int8: a decode step, profiled (ms)", "int8：剖析的一个解码步（毫秒）"),
+    "lesson.fig.int8_convert_ms": W("int8: of it, converting dtypes (ms)", "int8：其中转换数据类型（毫秒）"),
+    "lesson.fig.f32_convert_ms": W("float32: converting dtypes per step (ms)", "float32：每步转换数据类型（毫秒）"),
+    "lesson.dtype.said.none": W(
+        "float32 holds {f32} and decodes {f32_tps} tokens/s; bfloat16 holds {bf16} at {bf16_tps} tokens/s and chose "
+        "float32's next token at {bf16_same} of {n} positions. int8 changed nothing on this model ({int8} at "
+        "{int8_tps} tokens/s): torchao quantizes nn.Linear weights, and none of its weight matrices could be: "
+        "{skipped}.",
+        "float32 占 {f32}，解码每秒 {f32_tps} 个 token；bfloat16 占 {bf16}，每秒 {bf16_tps} 个 token，"
+        "在 {n} 个位置中有 {bf16_same} 个选了和 float32 相同的下一个 token。int8 在这个模型上什么也没改变"
+        "（{int8}，每秒 {int8_tps} 个 token）：torchao 量化的是 nn.Linear 的权重，而它的权重矩阵一个也不能量化：{skipped}。"),
+    "lesson.dtype.said.some": W(
+        "float32 holds {f32} and decodes {f32_tps} tokens/s; bfloat16 holds {bf16} at {bf16_tps} tokens/s and chose "
+        "float32's next token at {bf16_same} of {n} positions; int8 ({layers} weight matrices quantized) holds {int8}, "
+        "{share}× float32's, decodes {int8_tps} tokens/s, {speed}, and chose float32's next token at {int8_same} of "
+        "{n} positions.{why}",
+        "float32 占 {f32}，解码每秒 {f32_tps} 个 token；bfloat16 占 {bf16}，每秒 {bf16_tps} 个 token，"
+        "在 {n} 个位置中有 {bf16_same} 个选了和 float32 相同的下一个 token；int8（量化了 {layers} 个权重矩阵）"
+        "占 {int8}，是 float32 的 {share} 倍，每秒解码 {int8_tps} 个 token，{speed}，"
+        "在 {n} 个位置中有 {int8_same} 个选了和 float32 相同的下一个 token。{why}"),
+    "lesson.dtype.speed.faster": W("faster than float32 in every timed run", "每次计时运行都比 float32 快"),
+    "lesson.dtype.speed.slower": W("slower than float32 in every timed run", "每次计时运行都比 float32 慢"),
+    "lesson.dtype.speed.unclear": W("too close to float32's runs to tell which is faster",
+                                    "与 float32 的各次运行太接近，分不出谁更快"),
+    "lesson.dtype.why": W(
+        " Why slower: of int8's {step} ms per step, {conv} ms go to converting its integers back into float32 "
+        "(float32 spends {f32} ms on conversions).",
+        "为什么更慢：int8 每步 {step} 毫秒中有 {conv} 毫秒花在把整数变回 float32 上（float32 在转换上只花 {f32} 毫秒）。"),
+    "lesson.dtype.failed": W("The dtype step could not run {pair}: {error}", "数据类型这一步无法运行 {pair}：{error}"),
+    "lesson.fig.int8_share": W("int8 weights ÷ float32 weights", "int8 权重 ÷ float32 权重"),
+    "lesson.dtype.skip.embedding": W("its embeddings (lookups)", "它的词嵌入（查表）"),
+    "lesson.dtype.skip.tied": W("its output head (the embedding's own tensor)", "它的输出头（就是词嵌入那个张量）"),
+    "lesson.dtype.skip.not_linear": W("its {kinds} layers (not nn.Linear)", "它的 {kinds} 层（不是 nn.Linear）"),
+    "lesson.dtype.skip.group": W("layers whose inputs do not split into groups", "输入维度不能按组切分的层"),
 }
