@@ -71,7 +71,8 @@ class StepResult:
     dtype: str = ""
     loaded_first: bool = False
     placed: bool = False  # measured on the fit step's own placed copy, not the visitor's model
-    seconds: float = 0.0
+    seconds: float = 0.0  # how long the step ran
+    measured_at: float = 0.0  # time.time() when its figures were measured (the load step: when the model loaded)
 
     def to_dict(self) -> dict:
         note = said("lesson.loaded_first", model=BUNDLED_NAME) if self.loaded_first else None
@@ -79,7 +80,7 @@ class StepResult:
                     sentence_zh=in_lang(self.sentence, "zh"), panel=self.panel, tab=self.tab, model=self.model,
                     device=self.device, dtype=self.dtype, loaded_first=self.loaded_first,
                     note_en=in_lang(note, "en") if note else "", note_zh=in_lang(note, "zh") if note else "",
-                    seconds=self.seconds)
+                    seconds=self.seconds, measured_at=self.measured_at)
 
 
 # ---------------------------------------------------------------- the steps' measurements
@@ -275,11 +276,14 @@ def run_step(step: Step, session: str) -> StepResult:
                 raise UserError.of("err.not_loaded")
             figures, sentence = step.on_model(lm)
             model, device, dtype = lm.report.model, lm.report.device, lm.report.dtype
+            # the load step measures nothing: it reads the figures the load took, when it took them
+            at = (lm.report.loaded_at or 0.0) if step.id == "load" else time.time()
     else:
         out = step.on_session(session)
         figures, sentence = out[0], out[1]
         current = POOL.current(session)
         model, device, dtype = ((out[2], "auto", "float32") if placed
                                 else (current[0].model, current[0].device, current[0].dtype) if current else ("", "", ""))
+        at = time.time()
     return StepResult(step.id, figures, sentence, step.panel, step.tab, model, device, dtype, loaded_first, placed,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, at)

@@ -4,6 +4,7 @@ sentence that agrees with its own figures (in both languages, no stray English i
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from types import SimpleNamespace
 
@@ -138,6 +139,26 @@ def test_the_to_step_says_what_its_own_numbers_say_for_a_bfloat16_model():
 def test_num_and_size_keep_three_figures():
     assert [lesson.num(x) for x in (0, 0.0617, 2.119, 14.69, 223.19, 1262.3)] == ["0", "0.0617", "2.12", "14.7", "223", "1262"]
     assert (lesson.size(0), lesson.size(21288960)) == ("0 bytes", "20.3 MiB")  # as the banner says the same bytes
+
+
+def test_the_load_step_says_when_the_load_measured_its_figures_and_never_prints_an_exponent():
+    """The walk read "Measured just now ... in 7.91e-05 s" above the figures of a load made minutes earlier: the
+    load step reads the load's report, so it says when that load ended; durations are written as people do."""
+    request = SimpleNamespace(session_hash="test-lesson-when-" + uuid.uuid4().hex[:8])
+    try:
+        hl.lesson_step("where", request)  # loads the bundled model first
+        loaded_at = POOL.current(request.session_hash)[0].loaded_at
+        d, later = hl.lesson_step("load", request), hl.lesson_step("where", request)
+    finally:
+        POOL.release(request.session_hash)
+    assert d["measured_at"] == loaded_at < later["measured_at"]
+    at = time.strftime("%H:%M:%S", time.localtime(loaded_at))
+    for lang in ("en", "zh"):
+        head = views.figures_markdown(d, lang).splitlines()[0]
+        assert at in head and "just now" not in head and "刚刚" not in head, head
+        for shown in (head, views.figures_markdown(later, lang).splitlines()[0]):
+            assert not re.search(r"\de-?\d", shown), shown
+    assert "ended at" in views.figures_markdown(d, "en").splitlines()[0]
 
 
 # ---------------------------------------------------------------- every step, on the bundled model

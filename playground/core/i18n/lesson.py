@@ -22,10 +22,14 @@ TEXT: dict[str, W] = {
     "lesson.back": W("← Previous step", "← 上一步"),
     "lesson.deeper": W("Go deeper: {where}", "深入：{where}"),
     "lesson.running": W("Running on your model…", "正在你的模型上运行……"),
-    "lesson.measured": W("Measured just now on {model} ({device}, {dtype}), in {seconds} s:",
-                         "刚刚在 {model}（{device}，{dtype}）上测得，用时 {seconds} 秒："),
-    "lesson.measured.placed": W("Measured just now on a second copy of the bundled model, loaded with limits, in {seconds} s:",
-                                "刚刚在另一份按限制加载的内置模型上测得，用时 {seconds} 秒："),
+    "lesson.measured": W("Measured at {at} on {model} ({device}, {dtype}); the step took {took}:",
+                         "{at} 在 {model}（{device}，{dtype}）上测得；这一步用时 {took}："),
+    "lesson.measured.load": W("Measured by the load of {model} ({device}, {dtype}), which ended at {at}; this step "
+                              "read that load's report:",
+                              "由 {model}（{device}，{dtype}）的那次加载测得，加载结束于 {at}；这一步读取的是那次加载的报告："),
+    "lesson.measured.placed": W("Measured at {at} on a second copy of the bundled model, loaded with limits; the step "
+                                "took {took}:",
+                                "{at} 在另一份按限制加载的内置模型上测得；这一步用时 {took}："),
     "lesson.col.figure": W("figure", "指标"),
     "lesson.col.value": W("value", "数值"),
     "lesson.yes": W("yes", "是"),
