@@ -192,10 +192,17 @@ def ui_cost(lang: str, request: gr.Request, progress=gr.Progress()):
 
 
 def ui_cliff(max_blocks, lang: str, request: gr.Request, progress=gr.Progress()):
+    """The cliff, said as it runs: the last run's plot cleared at once (it no longer answers this press) and
+    what is running said where the result will be, with each point's progress over it."""
     lang = page_lang(lang)
     with gr_errors(lang):
-        d = run_cliff(check_blocks(max_blocks), session_of(request), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
-    return pv.cliff_plot(d, lang), pv.cliff_markdown(d, lang), ui_status(lang, request), d
+        n = check_blocks(max_blocks)
+        if POOL.current(session_of(request)) is None:
+            raise UserError.of("err.not_loaded")
+    yield pv.cliff_plot(None, lang), pv.cliff_running(n, lang), gr.skip(), None
+    with gr_errors(lang):
+        d = run_cliff(n, session_of(request), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
+    yield pv.cliff_plot(d, lang), pv.cliff_markdown(d, lang), ui_status(lang, request), d
 
 
 def ui_straight(device, dtype, lang: str, request: gr.Request):
