@@ -145,6 +145,26 @@ def kv_frames(g: dict | None, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFr
 
 # ---------------------------------------------------------------- decode engines
 
+def compiled_how(row: dict, lang: str = "en") -> str:
+    """How the compiled engine's step came to be: compiled by this run, or a compilation reused (what it cost then)."""
+    if row.get("compile_seconds"):
+        return t("eng.compiled.now", lang, seconds=f"{row['compile_seconds']:.1f}")
+    then = row.get("compiled_before")
+    return (t("eng.compiled.reused", lang, seconds=f"{then:.1f}") if then is not None
+            else t("eng.compiled.reused_unknown", lang))
+
+
+def compiled_cell(row: dict, lang: str = "en") -> str:
+    """The table's compile column: '—' where nothing compiles, the time where this run compiled, else 'reused'."""
+    if row.get("compile_seconds") is None:
+        return "—"
+    if row["compile_seconds"]:
+        return f"{row['compile_seconds']:.1f} s"
+    then = row.get("compiled_before")
+    return (t("eng.compiled.reused_cell", lang, seconds=f"{then:.1f}") if then is not None
+            else t("eng.compiled.reused_cell_unknown", lang))
+
+
 def engines_markdown(r: dict, lang: str = "en") -> str:
     read = r["read"]
     lines = [t("eng.bound", lang, rate=f"{read['gbps']:.1f}", how=f"`sum()`{t('punct.comma', lang)}{fmt_bytes(read['bytes'])}",
@@ -161,7 +181,7 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
         rate = f"{row['tokens_per_second']:.1f}" if row["tokens_per_second"] else "—"
         pct = f"{row['percent_of_bound']:.0f}%" if row["percent_of_bound"] is not None else "—"
         over = f"{row['overhead_ms_per_token']:.2f} ms" if row["overhead_ms_per_token"] is not None else "—"
-        built = f"{row['compile_seconds']:.1f} s" if row.get("compile_seconds") is not None else "—"  # None: no compile
+        built = compiled_cell(row, lang)
         rows.append((t("engine." + row["engine"], lang), row["new_tokens"], rate, same, built, pct, over))
     lines += ["", table(head, rows, "lrrlrrr"), "", _say(r["limit"], lang)]
     for row in r["rows"]:
@@ -172,7 +192,7 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
                             margin=f"{p['margin']:.4f}", gap=f"{p['gap']:.4f}", dtype=r["dtype"])]
     for row in r["rows"]:
         if row["engine"] == COMPILED:
-            lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
+            lines += ["", t("eng.compiled_note", lang, how=compiled_how(row, lang))]
     if r.get("compile_error"):
         lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]
     return "\n".join(lines) + _waited(r, lang)

@@ -269,10 +269,16 @@ TEXT: dict[str, W] = {
     ),
     "eng.limit.unknown": W("Too few tokens to measure a decode rate.", "token 太少，测不出解码速率。"),
     "eng.compiled_note": W(
-        "`static cache + torch.compile`: compiled in {seconds} s this time (0 s: reused from earlier in this "
-        "process). On a CPU its weights are given in `[out, in]` memory order so that each one-row matmul "
-        "is one parallel, vectorised loop over contiguous memory.",
-        "`static cache + torch.compile`：这次编译用了 {seconds} 秒（0 秒表示复用了本进程先前的编译结果）。"
+        "`static cache + torch.compile`: {how}. On a CPU its weights are given in `[out, in]` memory order so that "
+        "each one-row matmul is one parallel, vectorised loop over contiguous memory.",
+        "`static cache + torch.compile`：{how}。"
         "在 CPU 上，它的权重按 `[out, in]` 的内存顺序提供，这样每个单行矩阵乘都是一个在连续内存上并行、向量化的循环。",
     ),
+    "eng.compiled.now": W("compiled now, in {seconds} s", "这次现编译，用了 {seconds} 秒"),
+    "eng.compiled.reused": W("reused a compilation made earlier in this process ({seconds} s then)",
+                             "复用了本进程先前的编译结果（当时用了 {seconds} 秒）"),
+    "eng.compiled.reused_unknown": W("reused a compilation made earlier in this process",
+                                     "复用了本进程先前的编译结果"),
+    "eng.compiled.reused_cell": W("reused ({seconds} s then)", "复用（当时 {seconds} 秒）"),
+    "eng.compiled.reused_cell_unknown": W("reused", "复用"),
 }
