@@ -160,6 +160,23 @@ def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request 
             *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book, "")
 
 
+def ui_loaded_elsewhere(placed: dict | None, lang: str, request: gr.Request = None) -> tuple:
+    """A load made on another tab (Placement's "Load with these limits") replaced the visitor's model: the
+    Playground's selection (model, device, dtype) and its load results (report, timeline, ledger) now describe
+    that model, as its own Load would have. `placed`: what was picked there ({"model": ...})."""
+    lang, session = page_lang(lang), session_of(request)
+    current = POOL.current(session)
+    if not placed or current is None:
+        return tuple(gr.skip() for _ in range(14))
+    report = current[0]
+    timeline = ui_timeline_data(session)
+    d = report.to_dict()
+    book = (d["ledger"], "after_load")
+    return (gr.update(value=placed["model"]), gr.update(value=report.device), gr.update(value=report.dtype_requested),
+            views.report_markdown(report, lang), d, *ui_timeline(timeline, lang), report, timeline,
+            *ui_ledger(book, lang), book, "")
+
+
 def ui_ledger(book: tuple | None, lang: str) -> tuple:
     """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
     chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had

@@ -10,6 +10,7 @@ in English). The page keeps each result as data.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 
 import gradio as gr
@@ -173,7 +174,9 @@ def ui_load_placed(model, dtype, limits, lang: str, request: gr.Request, progres
         d = place(*parse_placed(model, dtype, limits), session_of(request),
                   progress=lambda f, desc: progress(f, desc=in_lang(desc, lang)))
     d.pop("load")
-    return pv.map_html(d, lang), pv.map_markdown(d, lang), ui_status(lang, request), {"map": d}
+    # the visitor's model was replaced: the Playground tab's selection and load report follow (tabs/play.py)
+    return (pv.map_html(d, lang), pv.map_markdown(d, lang), ui_status(lang, request), {"map": d},
+            dict(model=model, at=time.time()))
 
 
 def ui_map(lang: str, request: gr.Request):

@@ -104,8 +104,13 @@ def estimate_fit_markdown(both: tuple | None, lang: str = "en") -> str:
     """The estimate panel: the estimate, then whether it fits at the context and batch asked."""
     if not both:
         return ""
-    est, fitted = both
-    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang, refused_on(est))
+    est, fitted = both[:2]
+    if len(both) > 3 and both[3]:  # the selection moved on since: said over it (handlers_memory.ui_estimate_follows)
+        model, device, dtype, context, batch = both[2]
+        line = t("estimate.stale", lang, model=model, device=device, dtype=dtype, context=context, batch=batch)
+        return f"> ⚠️ {line}\n\n" + estimate_fit_markdown(both[:3], lang)
+    load_need = est.reason.fields.get("need") if est.reason is not None and not est.fits else None
+    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang, refused_on(est), load_need)
 
 
 def refused_on(est: Estimate) -> set[str] | None:
