@@ -11,6 +11,7 @@ figure gets the count of visitors waiting when it was taken; the views render it
 
 from __future__ import annotations
 
+import functools
 import html
 from contextlib import contextmanager
 from dataclasses import replace
@@ -22,7 +23,7 @@ import gradio as gr
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
-from playground.core.i18n import in_lang, plain, t
+from playground.core.i18n import Said, in_lang, plain, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
@@ -129,6 +130,31 @@ def estimate_of(model: object, dtype: object, device: object = "cpu") -> sizing.
     dt = devices.parse_dtype(dtype)
     dev = devices.parse_device(device)
     return sizing.estimate_model(catalog.read_config(catalog.resolve(model)), dev, dt)
+
+
+# ---------------------------------------------------------------- the model lists: what can never load here
+
+@functools.lru_cache(maxsize=1)
+def out_of_reach() -> tuple[tuple[str, Said], ...]:
+    """The listed models no dtype can ever load on this machine, each with why (`estimate.out_of_reach`), worked
+    out once per process, on the first page opened (building on meta switches process-wide state: in the lane)."""
+    with POOL.exclusive():
+        found = ((e.id, sizing.out_of_reach(catalog.read_config(catalog.resolve(e.id)))) for e in catalog.catalog()
+                 if e.kind == "synthetic")
+        return tuple((name, why) for name, why in found if why is not None)
+
+
+def model_choices(lang: str) -> list[tuple[str, str]]:
+    """The model lists' (label, id) pairs in `lang`, a model that can never load here marked with why."""
+    never = dict(out_of_reach())
+    return [(t("catalog.never", lang, label=label, why=never[name].text(lang)) if name in never else label, name)
+            for label, name in catalog.choices(lang)]
+
+
+def ui_model_choices(lang: str) -> tuple:
+    """The page's three model lists (Playground, Compare, Placement), marked once the page is open (ui.py)."""
+    choices = model_choices(page_lang(lang))
+    return tuple(gr.update(choices=choices) for _ in range(3))
 
 
 def estimate(model: str, dtype: str) -> dict:
@@ -312,7 +338,7 @@ def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_ne
             relang_stats(lang, stats),
             render.result_markdown(lab, lang) if lab is not None else "",
             slider_update(room or (None, None), max_new, lang),
-            gr.update(choices=catalog.choices(lang)), gr.update(choices=views.engine_choices(lang)),
+            gr.update(choices=model_choices(lang)), gr.update(choices=views.engine_choices(lang)),
             gr.update(choices=views.decoding_choices(lang)),
             views.devices_html(devices.discover(), lang),
             *ui_ledger(book, lang)]

@@ -52,7 +52,10 @@ def build() -> gr.Blocks:
         # their voice, and the page's CSS the Chinese heading of Gradio's error toast (playground.web.style)
         lang.change(None, lang, None, js="(l) => { document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en'; }",
                     **PRIVATE)
-        demo.load(h.browser_lang, None, lang, **PRIVATE)
+        # Once the page is open, in its language: the model lists mark a model that can never load here (worked
+        # out once per process: building on meta takes a second for the largest, too long for the start-up)
+        models = [page.shared[k] for k in ("play_model", "compare_model", "place_model")]
+        demo.load(h.browser_lang, None, lang, **PRIVATE).then(h.ui_model_choices, lang, models, **PRIVATE)
         gr.Timer(5).tick(h.ui_status, lang, status, **PRIVATE)
         # A visitor's session ends when their tab (or their API client) disconnects: their hold goes, and a
         # model no visitor holds any more is unloaded (Gradio calls this with the session's request).

@@ -48,6 +48,10 @@ TEXT: dict[str, W] = {
         "recently used)",
         "{where}，另加先卸载没有运行在用的模型所释放的 {frees}（先卸载你自己的，再卸载最久未用的）",
     ),
+    "est.never": W("never loads here: its float32 build needs {build} of RAM with the margin, in any dtype; this "
+                    "machine has {ram} in all",
+                    "在这台机器上永远加载不了：无论什么数据类型，它的 float32 构建都需要 {build} 内存（含余量），"
+                    "而这台机器总共只有 {ram}"),
     "est.note.build": W(
         "first use builds the float32 checkpoint in RAM ({build} with the margin)",
         "首次使用时会先在内存中构建 float32 检查点（含余量 {build}）",

@@ -25,6 +25,8 @@ TEXT: dict[str, W] = {
     "fit.no": W("no", "否"),
     "fit.refused": W("no: the load is refused (see above)", "否：加载会被拒绝（见上文）"),
     "fit.beyond": W("no: the model attends over {ctx} tokens at most", "否：模型最多只能关注 {ctx} 个 token"),
+    "fit.need.load": W("to load it at all, at any context (the refusal above)", "无论上下文多长，光是加载就需要这么多（见上文的拒绝）"),
+    "fit.largest.refused": W("none: the load is refused", "无：加载会被拒绝"),
     "fit.capped": W("{n} (the model's own limit)", "{n}（模型自己的上限）"),
     "fit.none": W("0 (not even one token)", "0（连一个 token 都放不下）"),
     "fit.kv": W("KV cache per token: {formula}", "每个 token 的 KV 缓存：{formula}"),

@@ -12,7 +12,7 @@ from playground.core.i18n import t
 from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
-from playground.web import compare_views as views, handlers_compare as hc
+from playground.web import handlers as h, compare_views as views, handlers_compare as hc
 from playground.web.page import PRIVATE, Page, working
 
 
@@ -29,6 +29,7 @@ def build(page: Page) -> None:
                       "label", "page.compare.pairs")
             tokens = w(gr.Slider(2, 128, value=16, step=1, label=t("page.compare.tokens", en), elem_id="cmp-tokens"),
                        "label", "page.compare.tokens")
+        page.shared.update(compare_model=model)  # its list marked once the page is open (ui.py)
         with gr.Row():
             run = w(gr.Button(t("page.compare.run", en), variant="primary", elem_id="cmp-run"), "value", "page.compare.run")
             stop = w(gr.Button(t("page.compare.stop", en), variant="stop", elem_id="cmp-stop"),
@@ -46,5 +47,5 @@ def build(page: Page) -> None:
               api_visibility="private", **working(table)
               ).success(hc.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see hc.ui_compare
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
-    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
+    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=h.model_choices(lang))],
                      [*charts, table, beside, model], [result])

@@ -8,7 +8,7 @@ import gradio as gr
 from playground.core.i18n import t
 from playground.hw import devices
 from playground.load import catalog, synthetic
-from playground.web import handlers_placement as hp, views_placement as pv
+from playground.web import handlers as h, handlers_placement as hp, views_placement as pv
 from playground.web.page import PRIVATE, Page, working
 
 DEFAULT_MODEL = "synthetic/gpt2-small"
@@ -75,6 +75,8 @@ def build(page: Page) -> None:
         s_btn = w(gr.Button(t("place.ui.straight", en), elem_id="straight-run"), "value", "place.ui.straight")
         s_md = gr.Markdown(elem_id="straight-out")
         shown, cost_s, cliff_s, straight_s = (gr.State(None) for _ in range(4))
+
+    page.shared.update(place_model=model)  # its list marked once the page is open (ui.py)
 
     def joined(disk_on, *values):
         return hp.limits_from(names, list(values), disk_on)
