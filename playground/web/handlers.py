@@ -441,8 +441,11 @@ def ui_open_button(found, lang: str):
                                            title=first.title.text(lang)))
 
 
-def browser_lang(request: gr.Request) -> str:
-    """Default the page's language to the browser's (Accept-Language), English otherwise."""
+def browser_lang(kept: object = None, request: gr.Request = None) -> str:
+    """The page's language when it opens: the one the visitor chose last in this browser (`kept`, from its
+    storage), else the browser's (Accept-Language), English otherwise."""
+    if kept in ("en", "zh"):
+        return kept
     accept = (request.headers.get("accept-language", "") if request else "").lower()
     first = accept.split(",")[0].strip()
     return "zh" if first.startswith("zh") else "en"
