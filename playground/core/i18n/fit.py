@@ -11,6 +11,9 @@ TEXT: dict[str, W] = {
         "未实测（不是以这个数据类型加载的模型）：按配置算出每个 token 在一个块里同时存活的最大张量，加上一个位置的 logits",
     ),
     "fit.title": W("Will it fit at {context} tokens × batch {batch}?", "{context} 个 token × 批大小 {batch} 放得下吗？"),
+    "fit.heading": W("**Will it fit?** At this context and batch, on each device: **Estimate before loading** "
+                     "answers.",
+                     "**放得下吗？** 按下面的上下文长度和批大小，逐个设备估算：按 **加载前估算** 查看结果。"),
     "fit.context": W("context (tokens)", "上下文（token 数）"),
     "fit.batch": W("batch", "批大小"),
     "fit.col.device": W("device", "设备"),

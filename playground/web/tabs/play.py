@@ -45,7 +45,9 @@ def build(page: Page) -> None:
                     load_btn = w(gr.Button(t("page.load", en), variant="primary", elem_id="load"),
                                  "value", "page.load")
                     est_btn = w(gr.Button(t("page.estimate", en), elem_id="estimate"), "value", "page.estimate")
-                with gr.Row():  # "will it fit?": the estimate at this context and batch, on each device
+                # "will it fit?": the estimate at this context and batch, on each device
+                w(gr.Markdown(t("fit.heading", en), elem_id="fit-heading"), "value", "fit.heading")
+                with gr.Row():
                     fit_ctx = w(gr.Number(256, precision=0, minimum=1, label=t("fit.context", en),
                                           elem_id="fit-context", min_width=120), "label", "fit.context")
                     fit_batch = w(gr.Number(1, precision=0, minimum=1, label=t("fit.batch", en),
