@@ -36,16 +36,13 @@ def build(page: Page) -> None:
                      "value", "page.compare.stop")
         beside = gr.Markdown(elem_id="cmp-beside")
         with gr.Row(elem_id="cmp-charts"):
-            charts = [gr.BarPlot(x="pair", y=col, height=260, elem_classes=["cmp-chart"], min_width=200,
-                                 **views.chart_words([], col, key, en))
-                      for col, key in views.CHARTS]
+            charts = [gr.Plot(elem_classes=["cmp-chart"], min_width=200, show_label=False) for _ in views.CHARTS]
         table = gr.Markdown(elem_id="cmp-table")
         files = w(gr.File(label=t("page.compare.files", en), file_count="multiple", elem_id="cmp-files"),
                   "label", "page.compare.files")
         result = gr.State(None)  # (rows, what they ran beside, visitors waiting); inside the tab (a child of gr.Tabs)
     run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
-              api_visibility="private", **working(table)
-              ).success(hc.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see hc.ui_compare
+              api_visibility="private", **working(table))
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
     page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=h.model_choices(lang))],
                      [*charts, table, beside, model], [result])
