@@ -14,7 +14,7 @@ from playground.core.i18n import Said, t
 from playground.core.markdown import labelled, table
 from playground.core.units import fmt_bytes
 from playground.run.generation import COMPILED
-from playground.run.render import waited
+from playground.run.render import busy_note, waited
 
 
 def _say(x: object, lang: str) -> str:
@@ -165,6 +165,20 @@ def compiled_cell(row: dict, lang: str = "en") -> str:
             else t("eng.compiled.reused_cell_unknown", lang))
 
 
+def nocache_faster(r: dict, lang: str = "en") -> str:
+    """Where the loop without the cache decoded faster than the loop with it: why, from this run's figures
+    ('' where it did not)."""
+    by = {row["engine"]: row for row in r["rows"]}
+    cached, bare = by.get("manual"), by.get("manual-nocache")
+    if not cached or not bare or not cached["tokens_per_second"] or not bare["tokens_per_second"]:
+        return ""
+    if bare["tokens_per_second"] <= cached["tokens_per_second"]:
+        return ""
+    return t("eng.nocache_faster", lang, bare=f"{bare['tokens_per_second']:.1f}",
+             cached=f"{cached['tokens_per_second']:.1f}", n=bare["new_tokens"], prompt=r["prompt_tokens"],
+             longest=r["prompt_tokens"] + bare["new_tokens"] - 1)
+
+
 def engines_markdown(r: dict, lang: str = "en") -> str:
     read = r["read"]
     lines = [t("eng.bound", lang, rate=f"{read['gbps']:.1f}", how=f"`sum()`{t('punct.comma', lang)}{fmt_bytes(read['bytes'])}",
@@ -190,9 +204,15 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
             key = "eng.parted.tie" if abs(p["margin"]) <= p["gap"] else "eng.parted.other"
             lines += ["", t(key, lang, engine=t("engine." + row["engine"], lang), token=p["index"] + 1,
                             margin=f"{p['margin']:.4f}", gap=f"{p['gap']:.4f}", dtype=r["dtype"])]
+    nocache = nocache_faster(r, lang)
+    if nocache:
+        lines += ["", nocache]
     for row in r["rows"]:
         if row["engine"] == COMPILED:
             lines += ["", t("eng.compiled_note", lang, how=compiled_how(row, lang))]
+    busy = busy_note(r.get("load_average"), r.get("cores"), lang)
+    if busy:  # as the other panels say it: a rate measured then shared the CPU with other work
+        lines += ["", "⚠️ " + t("eng.busy", lang, said=busy)]
     if r.get("compile_error"):
         lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]
     return "\n".join(lines) + _waited(r, lang)

@@ -268,6 +268,20 @@ TEXT: dict[str, W] = {
         "要明显加快，只能让每个 token 读的字节更少（更小的数据类型），或者用读得更快的内核（编译引擎用上所有核心的内核）。",
     ),
     "eng.limit.unknown": W("Too few tokens to measure a decode rate.", "token 太少，测不出解码速率。"),
+    "eng.busy": W("**Decode engines**: {said}", "**解码引擎**：{said}"),
+    "eng.nocache_faster": W(
+        "**Why the loop without the cache was faster here ({bare} against {cached} tokens/s, {n} tokens):** after a "
+        "{prompt}-token prompt its longest step ran {longest} tokens through the model. A step over {longest} "
+        "tokens reads the same weights as a step over one, and that read, with the per-step overhead, is most of a "
+        "step; at these lengths the cache's own work (appending each step's keys and values, attending over them) "
+        "cost more than the recomputation it saves. Without the cache a step grows with the sequence, so the cache "
+        "wins as sequences get longer: the KV cache panel above times both against the length.",
+        "**为什么这里不用缓存的循环反而更快（{bare} 对 {cached} tokens/s，{n} 个 token）：** 提示词有 {prompt} 个 token，"
+        "它最长的一步把 {longest} 个 token 过了一遍模型。对 {longest} 个 token 算一步和对一个 token 算一步读取的是同样的权重，"
+        "而读取权重加上每步的固定开销占了一步的大部分；在这个长度下，缓存自身的工作（每步追加键和值、对它们做注意力）"
+        "比它省下的重新计算还贵。不用缓存时，一步的耗时随序列变长而增加，所以序列越长缓存越占优势：上面的 KV 缓存面板"
+        "按长度给两者计了时。",
+    ),
     "eng.compiled_note": W(
         "`static cache + torch.compile`: {how}. On a CPU its weights are given in `[out, in]` memory order so that "
         "each one-row matmul is one parallel, vectorised loop over contiguous memory.",
