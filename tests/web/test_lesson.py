@@ -230,3 +230,26 @@ def test_back_and_next_are_pressable_only_where_there_is_a_step_to_go_to():
     assert (back["interactive"], nxt["interactive"]) == (True, True)
     *_, back, nxt = hl.ui_show(ids[-1], None, "zh")
     assert (back["interactive"], nxt["interactive"]) == (True, False)
+
+
+def test_a_step_that_names_a_tutorial_names_one_the_page_lists():
+    """The walk: steps named "the third tutorial", which the page neither showed nor linked. Each names it by its
+    label (T1 to T5), and the Start here tab lists the five with their titles and what each taught."""
+    from playground.web import ui
+
+    ordinals = re.compile(r"\b(first|second|third|fourth|fifth) (?:and \w+ )?tutorial|第[一二三四五、]+篇教程")
+    named = 0
+    for s in lesson.STEPS:
+        for lang in ("en", "zh"):
+            text = t(s.text, lang)
+            for m in ordinals.finditer(text):
+                named += 1
+                assert re.search(r"T[1-5]", text[m.start():m.end() + 40]), (s.id, lang, text[m.start():m.end() + 40])
+    assert named >= 10
+    listed = {lang: t("lesson.tutorials", lang) for lang in ("en", "zh")}
+    for lang, text in listed.items():
+        assert all(f"**T{i}**" in text for i in range(1, 6)), lang
+    assert "血案" in listed["en"] and "a night lost to a device mismatch" in listed["en"]
+    demo = ui.build()
+    shown = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "lesson-tutorials"]
+    assert shown and isinstance(shown[0], gr.Accordion)
