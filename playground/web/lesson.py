@@ -205,18 +205,26 @@ def fit_step(session: str) -> tuple[dict, Said, str]:
 
 
 def speed_step(lm: LoadedModel) -> tuple[dict, Said]:
+    """`generate()`'s rate against the bandwidth bound, and what limits it said as the Speed tab's engines panel
+    says it (`engines.limit_of`, from the same profile: the matrix multiplications' share of the time)."""
     read = threads.run(bandwidth.read_bandwidth, lm.device, name="lesson")
     weights = lm.report.weights_bytes
     bound = read.gbps * 1e9 / weights
     ids, stamps, _ = threads.run(engines.generate_ids, lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS,
                                  name="lesson")
     row = engines.make_row("generate", ids, stamps, None, bound)
+    prof = threads.run(engines.matmul_profile, lm.model, lm.tokenizer, lm.device, engines.PROMPT, name="lesson")
     tps = row.tokens_per_second or 0.0
     f = dict(new_tokens=row.new_tokens, tps=tps, weights_bytes=weights, read_gbps=read.gbps, bound=bound,
-             share=row.percent_of_bound or 0.0, per_ms=1e3 / tps if tps else 0.0, over_ms=row.overhead_ms_per_token or 0.0)
-    key = "lesson.speed.memory" if f["share"] >= 50 else "lesson.speed.overhead"
-    return f, said(key, new=row.new_tokens, tps=num(tps), weights=size(weights), read=num(read.gbps), bound=num(bound),
-                   share=num(f["share"]), per=num(f["per_ms"]), over=num(f["over_ms"]))
+             share=row.percent_of_bound or 0.0, per_ms=1e3 / tps if tps else 0.0, over_ms=row.overhead_ms_per_token or 0.0,
+             profiled=prof["tokens"], matmul_share=100 * prof["matmul_share"], matmul_gbps=prof["matmul_gbps"] or 0.0,
+             others=" · ".join(f"{o['op']} {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
+    # the engines panel's decision and words; its numbers written as the figures' table writes them
+    limit = engines.limit_of(row, prof, read.gbps)
+    limit = said(limit.key, **dict(limit.fields, share=num(f["matmul_share"]), rate=num(f["matmul_gbps"]),
+                                   read=num(read.gbps)))
+    return f, said("lesson.speed.said", new=row.new_tokens, tps=num(tps), weights=size(weights), read=num(read.gbps),
+                   bound=num(bound), share=num(f["share"]), limit=limit)
 
 
 # ---------------------------------------------------------------- the path

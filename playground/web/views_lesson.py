@@ -33,7 +33,8 @@ LABELS = {
     "disk_blocks": "lesson.fig.disk_blocks", "disk_bytes": "lesson.fig.disk_bytes", "ram_blocks": "lesson.fig.ram_blocks",
     "ram_bytes": "lesson.fig.ram_bytes", "agree": "lesson.fig.agree", "model_device": "lesson.fig.model_device",
     "tps": "lesson.fig.tps", "read_gbps": "lesson.fig.read_gbps", "bound": "lesson.fig.bound", "share": "lesson.fig.share",
-    "per_ms": "lesson.fig.per_ms", "over_ms": "lesson.fig.over_ms",
+    "per_ms": "lesson.fig.per_ms", "over_ms": "lesson.fig.over_ms", "profiled": "lesson.fig.profiled",
+    "matmul_share": "lesson.fig.matmul_share", "matmul_gbps": "lesson.fig.matmul_gbps", "others": "lesson.fig.others",
 }
 BYTES = {"weights_bytes", "mapped_bytes", "dev_bytes", "cast_read", "cast_written", "bytes", "disk_bytes", "ram_bytes"}
 # the load report's migrate code, said as a word (literal keys, as above)

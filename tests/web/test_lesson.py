@@ -20,7 +20,7 @@ from playground.web import handlers_lesson as hl, lesson, views_lesson as views
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Words the Chinese sentences may keep in English: names of code, devices, dtypes, units, libraries, the model.
 NAMES = {"MB", "GB", "B", "KiB", "MiB", "GiB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "disk", "Accelerate", "PyTorch",
-         "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python"}
+         "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python", "generate"}  # generate(): an engine's name
 
 
 def numbers_outside_quotes(sentence: str) -> list[str]:
@@ -76,7 +76,9 @@ def checks(d: dict) -> None:
         assert f["disk_blocks"] > 0 and f"{f['disk_blocks']} of {f['blocks']} blocks" in en
         assert f["disk_blocks"] + f["ram_blocks"] == f["blocks"]
     elif d["step"] == "speed":
-        assert ("memory bandwidth is what limits it" in en) == (f["share"] >= 50)
+        # what limits it follows the profile, as the engines panel decides it, not the share of the bound
+        assert ("What limits generate() here: reading the weights" in en) == (f["matmul_share"] >= 50)
+        assert ("per-token overhead" in en) == (f["matmul_share"] < 50)
         assert abs(f["share"] - 100 * f["tps"] / f["bound"]) < 1e-6
 
 
@@ -253,3 +255,30 @@ def test_a_step_that_names_a_tutorial_names_one_the_page_lists():
     demo = ui.build()
     shown = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "lesson-tutorials"]
     assert shown and isinstance(shown[0], gr.Accordion)
+
+
+def test_step_9_says_what_limits_decode_as_the_engines_panel_does_from_the_same_profile(monkeypatch):
+    """The walk: step 9 read 45% of the bandwidth bound as "not what limits it" and called single-thread matmul time
+    "Python overhead". The step now takes the engines panel's rule and words (`engines.limit_of`, on the share of
+    the time the matrix multiplications took), whatever share of the bound the run reached. Profiles stubbed both
+    ways; the rest measured on the bundled model."""
+    from playground.run import engines
+
+    request = SimpleNamespace(session_hash="test-lesson-speed-" + uuid.uuid4().hex[:8])
+    real = engines.matmul_profile
+    try:
+        for share in (0.8, 0.2):
+            def profiled(*a, share=share, **k):
+                p = real(*a, **k)
+                return dict(p, matmul_share=share, matmul_seconds=p["wall_seconds"] * share)
+            monkeypatch.setattr(engines, "matmul_profile", profiled)
+            d = hl.lesson_step("speed", request)
+            en, zh = d["sentence_en"], d["sentence_zh"]
+            assert ("What limits generate() here: reading the weights" in en) == (share >= 0.5), en
+            assert ("per-token overhead" in en) == (share < 0.5)
+            assert ("so memory bandwidth is what limits it" not in en and "is not what limits it" not in en)
+            assert d["figures"]["matmul_share"] == 100 * share
+            agrees(d)
+            assert not no_stray_english(zh), no_stray_english(zh)
+    finally:
+        POOL.release(request.session_hash)

@@ -247,22 +247,13 @@ TEXT: dict[str, W] = {
         "tensors agree on {agree} of {blocks} blocks.",
         "在 `{limits}` 下，全部 {blocks} 个块（{ram_bytes}）都放进了内存：没有任何块去磁盘。"
         "计划与张量实际位置在 {blocks} 个块中有 {agree} 个一致。"),
-    "lesson.speed.memory": W(
+    "lesson.speed.said": W(
         "`generate()` decoded {new} tokens at {tps} tokens/s. Reading {weights} of weights once per token at this "
-        "machine's measured {read} GB/s allows at most {bound} tokens/s: this run reached {share}% of that bound, "
-        "so memory bandwidth is what limits it.",
+        "machine's measured {read} GB/s allows at most {bound} tokens/s: this run reached {share}% of that bound. "
+        "What that share leaves open, a profile of the run answers, as the Speed tab's engines panel says it: {limit}",
         "`generate()` 以每秒 {tps} 个 token 的速度解码了 {new} 个 token。每个 token 把 {weights} 权重读一遍，"
-        "按这台机器实测的 {read} GB/s 计算，最多每秒 {bound} 个 token：这次达到了上限的 {share}%，"
-        "所以限制它的是内存带宽。"),
-    "lesson.speed.overhead": W(
-        "`generate()` decoded {new} tokens at {tps} tokens/s. Reading {weights} of weights once per token at this "
-        "machine's measured {read} GB/s allows at most {bound} tokens/s: this run reached {share}% of that bound, "
-        "so reading the weights is not what limits it; {over} ms of each token's {per} ms is per-token overhead "
-        "(Python, dispatch, small kernels).",
-        "`generate()` 以每秒 {tps} 个 token 的速度解码了 {new} 个 token。每个 token 把 {weights} 权重读一遍，"
-        "按这台机器实测的 {read} GB/s 计算，最多每秒 {bound} 个 token：这次只达到上限的 {share}%，"
-        "所以限制它的不是读取权重；每个 token 的 {per} 毫秒里有 {over} 毫秒是逐 token 的额外开销"
-        "（Python、调度、小算子）。"),
+        "按这台机器实测的 {read} GB/s 计算，最多每秒 {bound} 个 token：这次达到了上限的 {share}%。"
+        "这个比例说明不了的，由这次运行的性能剖析回答，和速度标签页的解码引擎面板说法一致：{limit}"),
     # -- the figures' names ----------------------------------------------------------------------
     "lesson.fig.load_ms": W("`from_pretrained` (ms)", "`from_pretrained`（毫秒）"),
     "lesson.fig.migrate_ms": W("`model.to(device)` at load (ms)", "加载时的 `model.to(device)`（毫秒）"),
@@ -320,5 +311,9 @@ TEXT: dict[str, W] = {
     "lesson.fig.bound": W("bandwidth bound (tokens/s)", "带宽上限（token/秒）"),
     "lesson.fig.share": W("share of the bound (%)", "达到上限的比例（%）"),
     "lesson.fig.per_ms": W("time per token (ms)", "每个 token 的耗时（毫秒）"),
-    "lesson.fig.over_ms": W("overhead per token (ms)", "每个 token 的额外开销（毫秒）"),
+    "lesson.fig.over_ms": W("time per token above the bound's (ms)", "每个 token 超出上限所需时间的部分（毫秒）"),
+    "lesson.fig.profiled": W("tokens profiled", "剖析的 token 数"),
+    "lesson.fig.matmul_share": W("matrix multiplications' share of the time (%)", "矩阵乘法占用的时间比例（%）"),
+    "lesson.fig.matmul_gbps": W("their read rate (GB/s)", "它们的读取速率（GB/s）"),
+    "lesson.fig.others": W("the largest other operators", "其他最耗时的算子"),
 }
