@@ -11,7 +11,6 @@ figure gets the count of visitors waiting when it was taken; the views render it
 
 from __future__ import annotations
 
-import functools
 import html
 from contextlib import contextmanager
 from dataclasses import replace
@@ -23,7 +22,7 @@ import gradio as gr
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
-from playground.core.i18n import Said, in_lang, plain, t
+from playground.core.i18n import in_lang, plain, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
@@ -33,6 +32,7 @@ from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
 from playground.web import lab_runs, snippet as code, views
+from playground.web.model_lists import model_choices
 from playground.web.lab_runs import run_lab
 from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
                                    ui_stale, ui_timeline, ui_timeline_data)
@@ -132,31 +132,6 @@ def estimate_of(model: object, dtype: object, device: object = "cpu") -> sizing.
     return sizing.estimate_model(catalog.read_config(catalog.resolve(model)), dev, dt)
 
 
-# ---------------------------------------------------------------- the model lists: what can never load here
-
-@functools.lru_cache(maxsize=1)
-def out_of_reach() -> tuple[tuple[str, Said], ...]:
-    """The listed models no dtype can ever load on this machine, each with why (`estimate.out_of_reach`), worked
-    out once per process, on the first page opened (building on meta switches process-wide state: in the lane)."""
-    with POOL.exclusive():
-        found = ((e.id, sizing.out_of_reach(catalog.read_config(catalog.resolve(e.id)))) for e in catalog.catalog()
-                 if e.kind == "synthetic")
-        return tuple((name, why) for name, why in found if why is not None)
-
-
-def model_choices(lang: str) -> list[tuple[str, str]]:
-    """The model lists' (label, id) pairs in `lang`, a model that can never load here marked with why."""
-    never = dict(out_of_reach())
-    return [(t("catalog.never", lang, label=label, why=never[name].text(lang)) if name in never else label, name)
-            for label, name in catalog.choices(lang)]
-
-
-def ui_model_choices(lang: str) -> tuple:
-    """The page's three model lists (Playground, Compare, Placement), marked once the page is open (ui.py)."""
-    choices = model_choices(page_lang(lang))
-    return tuple(gr.update(choices=choices) for _ in range(3))
-
-
 def estimate(model: str, dtype: str) -> dict:
     """Size a model from its config alone (built on the meta device), and say whether it fits here."""
     with gr_errors():
@@ -184,23 +159,6 @@ def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request 
     book = (d["ledger"], "after_load")
     return (views.report_markdown(report, lang), d, ui_status(lang, request),
             *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book, "")
-
-
-def ui_loaded_elsewhere(placed: dict | None, lang: str, request: gr.Request = None) -> tuple:
-    """A load made on another tab (Placement's "Load with these limits") replaced the visitor's model: the
-    Playground's selection (model, device, dtype) and its load results (report, timeline, ledger) now describe
-    that model, as its own Load would have. `placed`: what was picked there ({"model": ...})."""
-    lang, session = page_lang(lang), session_of(request)
-    current = POOL.current(session)
-    if not placed or current is None:
-        return tuple(gr.skip() for _ in range(14))
-    report = current[0]
-    timeline = ui_timeline_data(session)
-    d = report.to_dict()
-    book = (d["ledger"], "after_load")
-    return (gr.update(value=placed["model"]), gr.update(value=report.device), gr.update(value=report.dtype_requested),
-            views.report_markdown(report, lang), d, *ui_timeline(timeline, lang), report, timeline,
-            *ui_ledger(book, lang), book, "")
 
 
 def ui_ledger(book: tuple | None, lang: str) -> tuple:

@@ -21,6 +21,7 @@ import time
 from typing import Callable
 
 import torch
+from gradio import http_server
 
 from playground.core import leftovers, settings
 from playground.hw import busy, cpu_threads, memory
@@ -109,12 +110,11 @@ def port_moved(s: settings.Settings, port: int | None) -> str:
     """One line when the server listens on another port than the default: with PLAYGROUND_PORT unset, Gradio
     takes 7860 (GRADIO_SERVER_PORT) or, when that is taken, the next free one, and says only its URL; a visitor
     who opens the README's address would find the other server. '' when it listens where it was asked to."""
-    from gradio.http_server import INITIAL_PORT_VALUE  # Gradio's first choice: 7860, or GRADIO_SERVER_PORT
-
-    if s.port or port is None or port == INITIAL_PORT_VALUE:
+    first = http_server.INITIAL_PORT_VALUE  # Gradio's first choice: 7860, or GRADIO_SERVER_PORT
+    if s.port or port is None or port == first:
         return ""
     host = s.host or "127.0.0.1"
-    return (f"playground: port {INITIAL_PORT_VALUE} is taken (another server?), so this one listens on port {port}: "
+    return (f"playground: port {first} is taken (another server?), so this one listens on port {port}: "
             f"open http://{host}:{port}/ . Set PLAYGROUND_PORT to choose the port (then a taken one stops the start "
             f"with a message instead).")
 

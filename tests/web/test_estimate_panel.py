@@ -11,7 +11,7 @@ import pytest
 
 from playground.hw import memory
 from playground.load import catalog, estimate
-from playground.web import handlers as h, handlers_memory as hm
+from playground.web import handlers_memory as hm, model_lists as h
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LLAMA = "synthetic/llama-7b"

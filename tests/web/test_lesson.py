@@ -257,6 +257,7 @@ def test_a_step_that_names_a_tutorial_names_one_the_page_lists():
     assert shown and isinstance(shown[0], gr.Accordion)
 
 
+@pytest.mark.slow
 def test_step_9_says_what_limits_decode_as_the_engines_panel_does_from_the_same_profile(monkeypatch):
     """The walk: step 9 read 45% of the bandwidth bound as "not what limits it" and called single-thread matmul time
     "Python overhead". The step now takes the engines panel's rule and words (`engines.limit_of`, on the share of

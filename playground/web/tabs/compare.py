@@ -12,7 +12,7 @@ from playground.core.i18n import t
 from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
-from playground.web import handlers as h, compare_views as views, handlers_compare as hc
+from playground.web import model_lists, compare_views as views, handlers_compare as hc
 from playground.web.page import PRIVATE, Page, working
 
 
@@ -44,5 +44,5 @@ def build(page: Page) -> None:
     run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
               api_visibility="private", **working(table))
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
-    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=h.model_choices(lang))],
+    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=model_lists.model_choices(lang))],
                      [*charts, table, beside, model], [result])

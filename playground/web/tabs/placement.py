@@ -8,7 +8,7 @@ import gradio as gr
 from playground.core.i18n import t
 from playground.hw import devices
 from playground.load import catalog, synthetic
-from playground.web import handlers as h, handlers_placement as hp, views_placement as pv
+from playground.web import handlers_placement as hp, model_lists, views_placement as pv
 from playground.web.page import PRIVATE, Page, working
 
 DEFAULT_MODEL = "synthetic/gpt2-small"
@@ -93,5 +93,5 @@ def build(page: Page) -> None:
     cliff_btn.click(hp.ui_cliff, [blocks, page.lang], [plot, cliff_md, page.status, cliff_s], api_visibility="private",
                     **working(cliff_md))
     s_btn.click(hp.ui_straight, [s_device, s_dtype, page.lang], [s_md, straight_s], api_visibility="private", **working(s_md))
-    page.on_language(lambda lang: [gr.update(choices=h.model_choices(lang))], [model])
+    page.on_language(lambda lang: [gr.update(choices=model_lists.model_choices(lang))], [model])
     page.on_language(hp.rerender, [picture, out, cost_md, plot, cliff_md, s_md], [shown, cost_s, cliff_s, straight_s])

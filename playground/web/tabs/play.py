@@ -16,7 +16,7 @@ from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.lab import scenarios
 from playground.load import catalog
-from playground.web import handlers as h, handlers_memory as hm, views
+from playground.web import handlers as h, handlers_memory as hm, handlers_placement as hp, views
 from playground.web.tabs import lab_scripts
 from playground.web.page import LANE, PRIVATE, Page, working
 
@@ -135,7 +135,7 @@ def build(page: Page) -> None:
                           ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
                                  ).then(h.ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
     # Another tab's load replaced the model: the selection and the load's results follow it, as after Load
-    loaded_elsewhere.change(h.ui_loaded_elsewhere, [loaded_elsewhere, page.lang],
+    loaded_elsewhere.change(hp.ui_loaded_elsewhere, [loaded_elsewhere, page.lang],
                             [model, device, dtype, report_md, report_json, timeline, peaks_md, report_s, timeline_s,
                              ledger_proc, ledger_dev, ledger_md, ledger_s, load_note], **PRIVATE
                             ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
