@@ -5,6 +5,7 @@
     python -m playground report --model synthetic/gpt2-small --limits cpu=200MB,disk
     python -m playground selfcheck --json  # the device tests, one verdict each
     python -m playground gpu-run out/h100  # the prepared run for a lent GPU machine (docs/gpu.md)
+    python -m playground bench             # the benchmarks: parity (the default), engines, compare, page
 
 It measures nothing itself: it prints the reports the shared slot returns. With `--json`, stdout
 carries one JSON object only. Exit codes: 0 ok, 2 bad argument, 1 failed, 130 Ctrl-C. A command is
@@ -145,6 +146,35 @@ def _run_gpu_run_command(args: argparse.Namespace) -> int:
     return EXIT_OK if doc["ok"] else EXIT_FAILED
 
 
+# ---------------------------------------------------------------- bench
+
+# Each bench, by its subcommand: what it runs. `python -m playground bench` alone is `parity`, which is also
+# `python -m playground.bench` (the gate the developers' guide names).
+BENCHES = {
+    "parity": "the playground's own path against bare Transformers, run by run: decode, TTFT, load, RSS, cold start "
+              "(the gate)",
+    "engines": "the compiled static-cache engine against generate() and the manual loop, beside the bandwidth bound",
+    "compare": "Compare's default matrix again and again: does its ranking ever contradict itself?",
+    "page": "a Generate's decode rate in Chromium against the API's, one server (the page's own cost)",
+}
+
+
+def _bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("which", nargs="?", default="parity", choices=list(BENCHES), metavar="BENCH",
+                   help="; ".join(f"{k}: {v}" for k, v in BENCHES.items()) + " (default: parity)")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="that bench's own options (see: ... bench BENCH --help)")
+
+
+def _run_bench_command(args: argparse.Namespace) -> int:
+    # deferred (cycle): the benches use this module's parser and plumbing; they also import torch (seconds)
+    from playground.tools import bench, bench_compare, bench_page
+
+    run = {"parity": lambda o: bench.main(o, prog="python -m playground bench parity"),
+           "engines": lambda o: bench.main(["--engines-only", *o], prog="python -m playground bench engines"),
+           "compare": bench_compare.main, "page": bench_page.main}[args.which]
+    return run(list(args.options)) or EXIT_OK
+
+
 COMMANDS: dict[str, Command] = {
     "report": Command("load a model, generate once, print every measurement", _report_arguments, _run_report_command),
     "selfcheck": Command("run the device tests (pytest -m device) on every device present: pass, fail or skip, "
@@ -152,6 +182,8 @@ COMMANDS: dict[str, Command] = {
     "gpu-run": Command("the prepared run for a GPU machine: the self-check and every GPU measurement, each step "
                        "in its own process and time budget, all written to OUT_DIR (docs/gpu.md)",
                        _gpu_run_arguments, _run_gpu_run_command),
+    "bench": Command("the benchmarks, one subcommand each: " + ", ".join(BENCHES) + " (docs/bench.md)",
+                     _bench_arguments, _run_bench_command),
 }
 
 
