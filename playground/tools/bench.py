@@ -31,7 +31,7 @@ from playground.core.errors import UserError
 from playground.core.paths import REPO
 from playground.hw import devices
 from playground.load import catalog, synthetic
-from playground.tools import bench_engines, cli, report, server
+from playground.tools import bench_compare, bench_engines, bench_page, console, report, server
 from playground.tools.alternate import alternate, medians, paired
 from playground.tools.bench_sides import bare_run, plain_script, playground_run
 
@@ -329,7 +329,7 @@ def against(before: dict, after: dict) -> str:
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m playground.bench") -> int:
-    parser = cli.Parser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser = console.Parser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: one small case, 2 runs, 16 tokens, no cold start; figures, no verdict")
@@ -361,15 +361,15 @@ def main(argv: list[str] | None = None, prog: str = "python -m playground.bench"
             except (OSError, ValueError) as e:
                 raise UserError(f"--against: cannot read an earlier run's JSON from that file ({type(e).__name__}); "
                                 "save one with: python -m playground.bench --json > before.json") from None
-        cli.quiet_libraries()
+        console.quiet_libraries()
         log = (lambda msg: print(msg, file=sys.stderr, flush=True))
-        with cli.stdout_to_stderr():
+        with console.stdout_to_stderr():
             result = run(quick=args.quick, runs=args.runs, warmup=args.warmup, max_new_tokens=args.max_new_tokens,
                          with_cold_start=args.cold_start, log=log, with_engines=args.engines,
                          engines_only=args.engines_only, profile=args.profile)
     except UserError as e:
-        print(f"error: {cli.one_line(e)}", file=sys.stderr)
-        return cli.EXIT_USAGE
+        print(f"error: {console.one_line(e)}", file=sys.stderr)
+        return console.EXIT_USAGE
     out = json.dumps(result) if args.json else table(result)
     if before is not None and not args.json:
         out += "\n\n" + against(before, result)
@@ -380,3 +380,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m playground.bench"
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def run_named(which: str, options: list[str]) -> int:
+    """`python -m playground bench WHICH OPTIONS...`: one bench, by the name the command line lists."""
+    run = {"parity": lambda o: main(o, prog="python -m playground bench parity"),
+           "engines": lambda o: main(["--engines-only", *o], prog="python -m playground bench engines"),
+           "compare": bench_compare.main, "page": bench_page.main}[which]
+    return run(options)

@@ -15,12 +15,9 @@ an entry in `COMMANDS`. See docs/serving.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 import traceback
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -29,14 +26,8 @@ from playground.core import settings
 from playground.core.errors import UserError
 from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
 from playground.core.paths import BUNDLED_NAME
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument is one line on stderr, not usage plus message."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UserError(f"{message} (see: {self.prog} --help)")
+from playground.tools.console import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Parser, one_line,
+                                      quiet_libraries, stdout_to_stderr)
 
 
 @dataclass
@@ -166,13 +157,11 @@ def _bench_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_bench_command(args: argparse.Namespace) -> int:
-    # deferred (cycle): the benches use this module's parser and plumbing; they also import torch (seconds)
-    from playground.tools import bench, bench_compare, bench_page
+    # deferred (start-up): the benches import torch and Transformers, which take seconds; a usage error (or
+    # --help) answers at once.
+    from playground.tools import bench
 
-    run = {"parity": lambda o: bench.main(o, prog="python -m playground bench parity"),
-           "engines": lambda o: bench.main(["--engines-only", *o], prog="python -m playground bench engines"),
-           "compare": bench_compare.main, "page": bench_page.main}[args.which]
-    return run(list(args.options)) or EXIT_OK
+    return bench.run_named(args.which, list(args.options)) or EXIT_OK
 
 
 COMMANDS: dict[str, Command] = {
@@ -187,38 +176,6 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-# ---------------------------------------------------------------- plumbing
-
-def quiet_libraries() -> None:
-    """No progress bars, no advisory warnings: the output is the report."""
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    warnings.filterwarnings("ignore")
-    try:
-        # deferred (start-up): Transformers takes seconds to import, and --help answers without it.
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-    except ImportError:
-        pass
-
-
-@contextlib.contextmanager
-def stdout_to_stderr():
-    """Point fd 1 (and sys.stdout) at stderr for the duration, C-level writes included."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m playground", description="The device playground, without a browser.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -227,10 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_arguments(p)
         p.set_defaults(_run=cmd.run)
     return parser
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def main(argv: list[str] | None = None) -> int:

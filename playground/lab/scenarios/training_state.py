@@ -109,7 +109,7 @@ def optimizer_before_to(lab: Lab, r: BreakResult) -> None:
 
 GPU_TRAINING_CHECKPOINT = """
 import tempfile
-gpu = f"cuda:{devices.cuda_count()}"   # cuda:0 on this machine; a GPU that is not there, on a GPU host
+gpu = f"cuda:{torch.cuda.device_count()}"   # cuda:0 on this machine; a GPU that is not there, on a GPU host
 # A checkpoint of a training run as a GPU machine writes it (torch.serialization lets this machine record that).
 torch.serialization.register_package(0, lambda storage: gpu, lambda storage, location: None)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
