@@ -72,6 +72,9 @@ MUTABLE_GLOBALS = {
     "playground.hw.devices.cpu_flags": "the CPU's instruction-set flags, read once from /proc/cpuinfo",
     "playground.load.synthetic._bundled_vocab": "the bundled tokenizer's size and special ids, which every synthetic "
                                                 "model copies (loading the tokenizer takes ~20 ms)",
+    "playground.web.model_lists.out_of_reach": "the listed models no dtype can ever load on this machine, with why: "
+                                               "the machine's RAM and the models' float32 builds do not change while "
+                                               "the process runs, and building the largest on meta takes a second",
     "playground.load.estimate._meta_facts": "facts of a model built on the meta device per (config, dtype), 64 at "
                                             "most: building one takes a while and the answer never changes",
     "playground.lab.library_text.contains": "whether the installed libtorch holds a string, 64 answers at most (the "

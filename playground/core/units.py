@@ -1,4 +1,4 @@
-"""Bytes as people write them: '2GB', '512MiB' in, '1.5 GiB' out."""
+"""Bytes as people write them: '2GB', '512MiB' in, '1.5 GiB' out; durations out as '85 µs', '12.3 ms', '2 min 5 s'."""
 
 from __future__ import annotations
 
@@ -22,6 +22,26 @@ def fmt_bytes(n: int | float | None) -> str:
             return f"{sign}{n:.0f} {unit}" if unit == "B" else f"{sign}{n:.1f} {unit}"
         n /= 1024
     return f"{sign}{n:.1f} TiB"
+
+
+def _three(x: float) -> str:
+    """Three significant figures without an exponent: 1.23, 12.3, 123 (and 1000 where 999.6 rounds up)."""
+    return f"{x:.0f}" if x >= 99.95 else f"{x:.1f}" if x >= 9.995 else f"{x:.2f}"
+
+
+def fmt_seconds(s: float) -> str:
+    """A duration in the unit that keeps it readable, never with an exponent: '79 µs', '0.51 ms'...'512 ms',
+    '7.91 s', '2 min 5 s', '1 h 4 min'."""
+    if s < 0:
+        return "-" + fmt_seconds(-s)
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{_three(s * 1e3)} ms"
+    if s < 60:
+        return f"{_three(s)} s"
+    m, sec = divmod(round(s), 60)
+    return f"{m} min {sec} s" if m < 60 else f"{m // 60} h {m % 60} min"
 
 
 def fmt_si(n: int | float, up: bool = False) -> str:

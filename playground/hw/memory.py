@@ -62,6 +62,11 @@ def available_bytes() -> int:
         return psutil.virtual_memory().available
 
 
+def total_bytes() -> int:
+    """All the RAM this machine has (psutil): what no load here can ever be given more of."""
+    return int(psutil.virtual_memory().total)
+
+
 def statm_rss(buf: bytes) -> int:
     return int(buf.split()[1]) * _PAGE  # field 2: resident pages
 

@@ -9,6 +9,7 @@ The patterns recognise text; they are never text the playground prints. Only the
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -275,12 +276,45 @@ def _device_pair(arg: str, arg_dev: str, other: str, op: str, ids: list[str]) ->
     return ids
 
 
-def _line_of(text: str, start: int, end: int) -> str:
-    """The words around a match: the collapsed text has no lines left, so a window of it."""
-    a = max(0, start - 120)
-    a = text.rfind(" ", 0, a) + 1 if a else 0
-    b = text.find(" ", min(len(text), end + 120))
-    return text[a:b if b != -1 else len(text)].strip()[:300]
+LINE_CHARS = 240  # the most of a matched line shown; a longer one is cut around the match, "…" where cut
+
+
+class _Lines:
+    """The pasted text collapsed to one line (`flat`: line wraps and indentation gone, so a wrapped message
+    reads as one), and the way back from a place in it to the pasted line it came from."""
+
+    def __init__(self, text: str):
+        self.lines = [line for line in text.splitlines() if line.split()]
+        self.starts: list[int] = []  # where each line begins in `flat`
+        at = 0
+        for line in self.lines:
+            self.starts.append(at)
+            at += len(" ".join(line.split())) + 1
+        self.flat = " ".join(" ".join(line.split()) for line in self.lines)
+        self._words: dict[int, list[re.Match]] = {}  # a long line's words, read once
+
+    def line_at(self, pos: int) -> str:
+        """The pasted line holding `flat[pos]`, as pasted (its indentation aside), cut to LINE_CHARS around that
+        place with "…" at each cut end."""
+        i = max(0, bisect.bisect_right(self.starts, pos) - 1)
+        line = self.lines[i].strip()
+        if len(line) <= LINE_CHARS:
+            return line
+        # the same place in the pasted line: the same letter of the same word
+        if i not in self._words:
+            self._words[i] = list(re.finditer(r"\S+", line))
+        words = self._words[i]
+        seg, at = pos - self.starts[i], 0
+        for w in words[:-1]:
+            if at + len(w.group()) >= seg:
+                break
+            at += len(w.group()) + 1
+        else:
+            w = words[-1]
+        here = w.start() + max(0, seg - at)
+        a = max(0, min(here - LINE_CHARS // 3, len(line) - LINE_CHARS))
+        b = a + LINE_CHARS
+        return ("…" if a else "") + line[a:b] + ("…" if b < len(line) else "")
 
 
 def diagnose(text: str) -> DiagnoseResult:
@@ -290,7 +324,8 @@ def diagnose(text: str) -> DiagnoseResult:
     scanned = text if n <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
     ops = _FRAME_OP.findall(scanned)
     frame_op = ops[-1] if ops else ""
-    flat = " ".join(scanned.split())  # line wraps and indentation gone: a wrapped message reads as one line
+    pasted = _Lines(scanned)
+    flat = pasted.flat
     scores: dict[str, float] = {}
     order: dict[str, int] = {}
     lines: dict[str, list[str]] = {}
@@ -305,14 +340,14 @@ def diagnose(text: str) -> DiagnoseResult:
         for found, m in enumerate(pattern.finditer(flat)):
             if found >= 20:
                 break
-            line = _line_of(flat, m.start(), m.end())
+            line = pasted.line_at(m.start())
             for rank, sid in enumerate(_refine(rule, m, ids, frame_op, flat)):
                 credit(sid, weight / (rank + 1), line)
     low = flat.lower()
     for entry, at in messages.find(low):
         if any(sid in scores for sid in entry.mistakes):
             continue  # a rule read this message already, and ranked its mistakes better
-        line = _line_of(flat, at, at + len(entry.anchor))
+        line = pasted.line_at(at)
         for rank, sid in enumerate(entry.mistakes):
             credit(sid, CATALOG_WEIGHT / (rank + 1), line)
     matches = []

@@ -153,7 +153,7 @@ def diagnose_markdown(result: DiagnoseResult, lang: str = "en", top: int = 3) ->
         title = m.title.text(lang)
         out.append(f"**{i}. {text(title)}**\n")
         if m.matched:
-            line = f"<code>{html.escape(m.matched[0])}</code>"
+            line = code(m.matched[0])  # verbatim: a code span shows `_`, `*` and `<` as pasted
             out.append(_label("ui.matched_text", lang, line, plain=True) + "\n")
         out.append(m.explanation.text(lang) + "\n")
         out.append(fix_table(m.fix_before, m.fix_after, lang))

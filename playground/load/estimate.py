@@ -323,6 +323,17 @@ def _decide(est: Estimate, dev: DeviceInfo, cfg: ModelConfig, reclaimable: int =
     est.reason, est.notes = reason, notes
 
 
+def out_of_reach(cfg: ModelConfig) -> Said | None:
+    """Why no dtype can ever load this model on this machine, or None where one might: a synthetic model not built
+    yet is first built in float32 in RAM, with the margin, whatever dtype it is then loaded in (`_decide`), and
+    that must fit in all the RAM the machine has."""
+    if cfg.source.kind != "synthetic" or cfg.built:
+        return None
+    build = int(meta_facts(cfg.config, torch.float32).total * (1 + MARGIN))
+    ram = memory.total_bytes()
+    return said("est.never", build=fmt_bytes(build), ram=fmt_bytes(ram)) if build > ram else None
+
+
 def guard(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable: int = 0, resident: int = 0) -> Estimate:
     """Refuse, before anything is allocated, a load that will not fit; the estimate when it fits."""
     est = estimate_model(cfg, dev, dtype, reclaimable, all_dtypes=False, resident=resident)

@@ -36,6 +36,7 @@ class CompiledRun:
     prefill_seconds: float  # the prompt's forward (eager) and the first token's choice
     token_times: list[float] = field(default_factory=list)  # each token's arrival, seconds since the start
     finish_reason: str = "length"
+    compiled_before: float | None = None  # reused: what compiling it cost when it was made, earlier in this process
 
     @property
     def new_tokens(self) -> int:
@@ -105,6 +106,7 @@ class _Compiled:
     device: str
     step: Callable
     caches: dict[int, object] = field(default_factory=dict)
+    compile_seconds: dict[int, float] = field(default_factory=dict)  # what each length's compilation cost
 
 
 _CURRENT: list[_Compiled] = []  # at most one: the model compiled for now (see the module docstring)
@@ -175,6 +177,7 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int,
             cache = StaticCache(config=model.config, max_cache_len=length)
             compile_seconds = _compile(entry, model, weights, cache, ids, device)
             entry.caches[length] = cache
+            entry.compile_seconds[length] = compile_seconds
         cache.reset()  # zeroes the keys and values in place; the compiled graph keeps its buffers
         devices.sync(device)
         t_start = time.perf_counter()
@@ -190,4 +193,5 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int,
             pos = pos + 1
     del weights
     return CompiledRun(out, n_prompt, length, compile_seconds, prefill, times,
-                       finish_reason(out, eos, max_new_tokens, False))
+                       finish_reason(out, eos, max_new_tokens, False),
+                       None if compile_seconds else entry.compile_seconds.get(length))

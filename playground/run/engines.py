@@ -47,6 +47,7 @@ class EngineRow:
     token_ids: list[int] = field(default_factory=list)
     # where the cache-less loop parts from generate(): why, measured (`parting`); None where it does not
     parting: dict | None = None
+    compiled_before: float | None = None  # compile_seconds 0: what the reused compilation cost when it was made
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -224,4 +225,5 @@ def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | N
         raise UserError.of("err.compile_failed", error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from e
     report.rows.append(make_row(generation.COMPILED, r.token_ids, r.token_times, report.rows[0].token_ids,
                             report.bound_tokens_per_second, r.compile_seconds, r.finish_reason))
+    report.rows[-1].compiled_before = r.compiled_before
     return report

@@ -1,9 +1,9 @@
 """Does the playground cost anything? The app's own path against bare Transformers, run by run.
 
-    python -m playground.bench            # the four cases, a table
-    python -m playground.bench --json     # one JSON object
-    python -m playground.bench --quick    # one small case, its figures and no verdict (a smoke run)
-    python -m playground.bench --against before.json   # this run beside an earlier one's --json
+    python -m playground bench            # the four cases, a table (also: python -m playground.bench)
+    python -m playground bench parity --json     # one JSON object
+    python -m playground bench parity --quick    # one small case, its figures and no verdict (a smoke run)
+    python -m playground bench parity --against before.json   # this run beside an earlier one's --json
 
 Bare Transformers (`from_pretrained` + `.to()` + `generate()`) and the playground's
 path (`POOL.load` + `POOL.generate`, every timer, the sampler and the streamer on)
@@ -31,7 +31,8 @@ from playground.core.errors import UserError
 from playground.core.paths import REPO
 from playground.hw import devices
 from playground.load import catalog, synthetic
-from playground.tools import bench_engines, cli, report, server
+from playground.tools import bench_compare, bench_engines, bench_page, console, report, server
+from playground.tools.alternate import alternate, medians, paired
 from playground.tools.bench_sides import bare_run, plain_script, playground_run
 
 PROMPT = ("ROMEO:\nBut, soft! what light through yonder window breaks?\n"
@@ -73,16 +74,6 @@ INFO = {
 
 # ---------------------------------------------------------------- a case
 
-def _median(runs: list[dict], key: str) -> float | None:
-    vals = [r[key] for r in runs if r.get(key) is not None]
-    return statistics.median(vals) if vals else None
-
-
-def _paired(timed: dict[str, list[dict]], key: str) -> float | None:
-    pairs = [(p[key], b[key]) for p, b in zip(timed["playground"], timed["bare"]) if p.get(key) and b.get(key)]
-    return statistics.median(p / b for p, b in pairs) if pairs else None
-
-
 def _ratio(name: str, value: float | None, targets: dict = TARGETS) -> dict:
     t = targets[name]
     return {"value": value, "target": f"{t.op} {t.limit}", "met": t.met(value), "what": t.what}
@@ -102,20 +93,15 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
     load_before = os.getloadavg()
     sides = {"bare": lambda: threads.run(bare_run, path, device, dtype, prompt, n, name="bare"),
              "playground": lambda: playground_run(model, device, dtype, prompt, n)}
-    for i in range(warmup):
-        for side in ("bare", "playground"):
-            log(f"  warm-up {i + 1}/{warmup}: {side}")
-            sides[side]()
-    timed: dict[str, list[dict]] = {"bare": [], "playground": []}
-    for i in range(runs):
-        order = ("bare", "playground") if i % 2 == 0 else ("playground", "bare")
-        for side in order:
-            r = sides[side]()
-            timed[side].append(r)
-            log(f"  run {i + 1}/{runs} {side:<10} load {r['load_seconds']:.3f} s, ttft {r['ttft_seconds'] * 1000:.1f} ms, "
-                f"{r['tokens_per_second'] or 0:.1f} tok/s ({r['new_tokens']} tokens), "
-                f"peak RSS +{r['peak_rss_growth'] / 2**20:.1f} MiB")
-    med = {side: {k: _median(rs, k) for k in MEDIAN_KEYS} for side, rs in timed.items()}
+    log(f"  warm-up: {warmup} untimed run(s) a side")
+
+    def said(side: str, i: int, r: dict) -> None:
+        log(f"  run {i + 1}/{runs} {side:<10} load {r['load_seconds']:.3f} s, ttft {r['ttft_seconds'] * 1000:.1f} ms, "
+            f"{r['tokens_per_second'] or 0:.1f} tok/s ({r['new_tokens']} tokens), "
+            f"peak RSS +{r['peak_rss_growth'] / 2**20:.1f} MiB")
+
+    timed = alternate(sides, runs, warmup, log=said)
+    med = {side: medians(rs, MEDIAN_KEYS) for side, rs in timed.items()}
     control = {}
     if with_control:
         log("  control: the plain script in its own process")
@@ -141,7 +127,8 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
         "ttft_reported_difference_seconds": _ratio("ttft_reported_difference_seconds",
                                                    sub(p["ttft_reported_seconds"], b["ttft_seconds"]), INFO),
         "decode_paired_ratio": {
-            "value": _paired(timed, "tokens_per_second"),
+            "value": paired([r["tokens_per_second"] for r in timed["playground"]],
+                            [r["tokens_per_second"] for r in timed["bare"]]),
             "what": ("decode tokens/s, the median of playground / bare over the runs, each pair run back to back "
                      "(less moved by this machine's slow drifts than the ratio of the two medians)")},
         "decode_vs_plain_script_ratio": {
@@ -341,8 +328,8 @@ def against(before: dict, after: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = cli.Parser(prog="python -m playground.bench", description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None, prog: str = "python -m playground.bench") -> int:
+    parser = console.Parser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: one small case, 2 runs, 16 tokens, no cold start; figures, no verdict")
@@ -374,15 +361,15 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, ValueError) as e:
                 raise UserError(f"--against: cannot read an earlier run's JSON from that file ({type(e).__name__}); "
                                 "save one with: python -m playground.bench --json > before.json") from None
-        cli.quiet_libraries()
+        console.quiet_libraries()
         log = (lambda msg: print(msg, file=sys.stderr, flush=True))
-        with cli.stdout_to_stderr():
+        with console.stdout_to_stderr():
             result = run(quick=args.quick, runs=args.runs, warmup=args.warmup, max_new_tokens=args.max_new_tokens,
                          with_cold_start=args.cold_start, log=log, with_engines=args.engines,
                          engines_only=args.engines_only, profile=args.profile)
     except UserError as e:
-        print(f"error: {cli.one_line(e)}", file=sys.stderr)
-        return cli.EXIT_USAGE
+        print(f"error: {console.one_line(e)}", file=sys.stderr)
+        return console.EXIT_USAGE
     out = json.dumps(result) if args.json else table(result)
     if before is not None and not args.json:
         out += "\n\n" + against(before, result)
@@ -393,3 +380,11 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def run_named(which: str, options: list[str]) -> int:
+    """`python -m playground bench WHICH OPTIONS...`: one bench, by the name the command line lists."""
+    run = {"parity": lambda o: main(o, prog="python -m playground bench parity"),
+           "engines": lambda o: main(["--engines-only", *o], prog="python -m playground bench engines"),
+           "compare": bench_compare.main, "page": bench_page.main}[which]
+    return run(options)

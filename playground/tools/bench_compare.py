@@ -1,7 +1,7 @@
 """Does Compare's default agree with itself? The page's default matrix, run again and again, each ranking printed.
 
-    python -m playground.tools.bench_compare                  # 6 repeats: the bundled model, every pair, 16 tokens
-    python -m playground.tools.bench_compare --repeats 10 --tokens 32 --runs 5
+    python -m playground bench compare                  # 6 repeats: the bundled model, every pair, 16 tokens
+    python -m playground bench compare --repeats 10 --tokens 32 --runs 5
 
 Each repeat is what the Compare button runs with the page's defaults (`compare.run`: one warm-up and
 `RUNS` timed greedy generations per pair, in the same order). Its ranking is what the page says under the
@@ -29,7 +29,7 @@ def told(rows) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m playground bench compare", description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--tokens", type=int, default=16, help="new tokens per generation (the page's default: 16)")
     ap.add_argument("--runs", type=int, default=compare.RUNS, help=f"timed runs per pair (the page's: {compare.RUNS})")

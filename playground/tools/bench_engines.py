@@ -1,7 +1,7 @@
 """The bench's engine section: the compiled static-cache engine against generate() and the bandwidth bound.
 
-    python -m playground.bench --engines-only             # this section alone
-    python -m playground.bench --engines-only --profile   # plus a profile of the decode steps
+    python -m playground bench engines             # this section alone
+    python -m playground bench engines --profile   # plus a profile of the decode steps
 
 `run()` measures the bundled model and synthetic GPT-2 small against this machine's targets;
 how, and the targets: docs/generation.md.
@@ -20,6 +20,7 @@ from playground.load import loader, synthetic
 from playground.core.inputs import GenerationParams
 from playground.run import compiled, decode, engines, generation
 from playground.run.pool import POOL
+from playground.tools.alternate import alternate
 
 MODELS = ("shakespeare-gpt2", "synthetic/gpt2-small")
 TARGETS = {
@@ -64,26 +65,14 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
         weights = census.weights_bytes(lm.model)
         log(f"  {model}: warm-up (generate(), the manual loop, then compiling the static-cache step)")
         ref, _ = _generate(lm, n)
-        _manual(lm, n)
-        first = _compiled(lm, n)
-        gen, man, comp, reads, same = [], [], [], [], first.token_ids == ref
-        for i in range(runs):
-            reads.append(threads.run(bandwidth.host_read, name="bench-read").gbps)
-            order = ("generate", "manual", "compiled") if i % 2 == 0 else ("compiled", "manual", "generate")
-            for side in order:
-                if side == "generate":
-                    ids, rate = _generate(lm, n)
-                    gen.append(rate)
-                elif side == "manual":
-                    ids, rate = _manual(lm, n)
-                    man.append(rate)
-                    same = same and ids == ref
-                else:
-                    r = _compiled(lm, n)
-                    comp.append(r.tokens_per_second)
-                    same = same and r.token_ids == ref
-            log(f"  {model} run {i + 1}/{runs}: generate() {gen[-1]:.1f}, manual loop {man[-1]:.1f}, "
-                f"compiled {comp[-1]:.1f} tokens/s, read {reads[-1]:.1f} GB/s")
+        first = _compiled(lm, n)  # compiled here, before the timed runs (the alternation warms the other two)
+        sides = {"read": lambda: (None, threads.run(bandwidth.host_read, name="bench-read").gbps),
+                 "generate": lambda: _generate(lm, n), "manual": lambda: _manual(lm, n),
+                 "compiled": lambda: (lambda r: (r.token_ids, r.tokens_per_second))(_compiled(lm, n))}
+        timed = alternate(sides, runs, warmup=1,
+                          log=lambda side, i, r: log(f"  {model} run {i + 1}/{runs}: {side} {r[1]:.1f}"))
+        gen, man, comp, reads = ([r[1] for r in timed[k]] for k in ("generate", "manual", "compiled", "read"))
+        same = first.token_ids == ref and all(ids == ref for k in ("manual", "compiled") for ids, _ in timed[k])
         table = profile_steps(lm, n) if profile else None
     POOL.unload("bench")
     read = statistics.median(reads)

@@ -1,7 +1,7 @@
 """What the page costs its own measurement: a Generate's decode rate in Chromium against the API's, one server.
 
-    python -m playground.tools.bench_page                       # 10 + 10 generations, bfloat16, 96 greedy tokens
-    python -m playground.tools.bench_page --runs 10 --dtype float32 --tokens 128
+    python -m playground bench page                       # 10 + 10 generations, bfloat16, 96 greedy tokens
+    python -m playground bench page --runs 10 --dtype float32 --tokens 128
 
 One `python app.py` and one headless Chromium on this machine (as on a laptop); the page and an API client
 generate the same greedy tokens on the bundled model (shared by the pool), alternating after a warm-up each,
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from playground.lab.timing import median_interval
+from playground.tools.alternate import alternate, paired
 from playground.tools.server import start_server, stop_server
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's; --chromium names another
@@ -90,33 +91,29 @@ def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print,
                 _page_setup(pg, url, dtype, tokens)
                 client = Client(url, verbose=False)
                 client.predict(MODEL, "cpu", dtype, api_name="/load_model")
-                page_run(pg), api_run(client, tokens)  # warm-up, one each
                 load_before = os.getloadavg()[0]
-                page, api = [], []
-                for i in range(runs):
-                    # each run starts on a settled machine, as a reader's next click does: the page's last update
-                    # draws its plots and chains the ledger's event after the rate is taken, and that work would
-                    # otherwise land on the API's run that follows at once
-                    time.sleep(settle)
-                    page.append(page_run(pg))
-                    time.sleep(settle)
-                    api.append(api_run(client, tokens))
-                    log(f"  run {i + 1:2d}: page {page[-1]:7.1f}   api {api[-1]:7.1f} tokens/s")
+                # each run starts on a settled machine, as a reader's next click does: the page's last update draws
+                # its plots and chains the ledger's event after the rate is taken, and that work would otherwise
+                # land on the API's run that follows at once
+                timed = alternate({"page": lambda: page_run(pg), "api": lambda: api_run(client, tokens)}, runs,
+                                  warmup=1, settle=settle,
+                                  log=lambda side, i, rate: log(f"  run {i + 1:2d}: {side:>4} {rate:7.1f} tokens/s"))
+                page, api = timed["page"], timed["api"]
                 load_after = os.getloadavg()[0]
                 browser.close()
         finally:
             stop_server(proc)
     gap = 100 * (statistics.median(api) - statistics.median(page)) / statistics.median(api)
-    # each page run against the API run right after it: a burst of load from elsewhere hits both
+    # each page run against the API run of the same round: a burst of load from elsewhere hits both
     ratios = [p / a for p, a in zip(page, api)]
-    paired = 100 * (1 - statistics.median(ratios))
+    gap_paired = 100 * (1 - paired(page, api))
     low, high = median_interval(ratios)  # ~95% interval of that median, from the order statistics (lab.timing)
-    return dict(page=page, api=api, gap_pct=gap, paired_gap_pct=paired, paired_interval=(100 * (1 - high), 100 * (1 - low)),
+    return dict(page=page, api=api, gap_pct=gap, paired_gap_pct=gap_paired, paired_interval=(100 * (1 - high), 100 * (1 - low)),
                 load=(load_before, load_after), cores=os.cpu_count())
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m playground bench page", description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="generations per side (default 10)")
     ap.add_argument("--tokens", type=int, default=96, help="greedy new tokens per generation (default 96)")
     ap.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16", "float16"))

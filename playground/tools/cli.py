@@ -5,6 +5,7 @@
     python -m playground report --model synthetic/gpt2-small --limits cpu=200MB,disk
     python -m playground selfcheck --json  # the device tests, one verdict each
     python -m playground gpu-run out/h100  # the prepared run for a lent GPU machine (docs/gpu.md)
+    python -m playground bench             # the benchmarks: parity (the default), engines, compare, page
 
 It measures nothing itself: it prints the reports the shared slot returns. With `--json`, stdout
 carries one JSON object only. Exit codes: 0 ok, 2 bad argument, 1 failed, 130 Ctrl-C. A command is
@@ -14,12 +15,9 @@ an entry in `COMMANDS`. See docs/serving.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 import traceback
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -28,14 +26,8 @@ from playground.core import settings
 from playground.core.errors import UserError
 from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
 from playground.core.paths import BUNDLED_NAME
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument is one line on stderr, not usage plus message."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UserError(f"{message} (see: {self.prog} --help)")
+from playground.tools.console import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Parser, one_line,
+                                      quiet_libraries, stdout_to_stderr)
 
 
 @dataclass
@@ -145,6 +137,33 @@ def _run_gpu_run_command(args: argparse.Namespace) -> int:
     return EXIT_OK if doc["ok"] else EXIT_FAILED
 
 
+# ---------------------------------------------------------------- bench
+
+# Each bench, by its subcommand: what it runs. `python -m playground bench` alone is `parity`, which is also
+# `python -m playground.bench` (the gate the developers' guide names).
+BENCHES = {
+    "parity": "the playground's own path against bare Transformers, run by run: decode, TTFT, load, RSS, cold start "
+              "(the gate)",
+    "engines": "the compiled static-cache engine against generate() and the manual loop, beside the bandwidth bound",
+    "compare": "Compare's default matrix again and again: does its ranking ever contradict itself?",
+    "page": "a Generate's decode rate in Chromium against the API's, one server (the page's own cost)",
+}
+
+
+def _bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("which", nargs="?", default="parity", choices=list(BENCHES), metavar="BENCH",
+                   help="; ".join(f"{k}: {v}" for k, v in BENCHES.items()) + " (default: parity)")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="that bench's own options (see: ... bench BENCH --help)")
+
+
+def _run_bench_command(args: argparse.Namespace) -> int:
+    # deferred (start-up): the benches import torch and Transformers, which take seconds; a usage error (or
+    # --help) answers at once.
+    from playground.tools import bench
+
+    return bench.run_named(args.which, list(args.options)) or EXIT_OK
+
+
 COMMANDS: dict[str, Command] = {
     "report": Command("load a model, generate once, print every measurement", _report_arguments, _run_report_command),
     "selfcheck": Command("run the device tests (pytest -m device) on every device present: pass, fail or skip, "
@@ -152,39 +171,9 @@ COMMANDS: dict[str, Command] = {
     "gpu-run": Command("the prepared run for a GPU machine: the self-check and every GPU measurement, each step "
                        "in its own process and time budget, all written to OUT_DIR (docs/gpu.md)",
                        _gpu_run_arguments, _run_gpu_run_command),
+    "bench": Command("the benchmarks, one subcommand each: " + ", ".join(BENCHES) + " (docs/bench.md)",
+                     _bench_arguments, _run_bench_command),
 }
-
-
-# ---------------------------------------------------------------- plumbing
-
-def quiet_libraries() -> None:
-    """No progress bars, no advisory warnings: the output is the report."""
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    warnings.filterwarnings("ignore")
-    try:
-        # deferred (start-up): Transformers takes seconds to import, and --help answers without it.
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-    except ImportError:
-        pass
-
-
-@contextlib.contextmanager
-def stdout_to_stderr():
-    """Point fd 1 (and sys.stdout) at stderr for the duration, C-level writes included."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,10 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_arguments(p)
         p.set_defaults(_run=cmd.run)
     return parser
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def main(argv: list[str] | None = None) -> int:

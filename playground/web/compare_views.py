@@ -15,9 +15,15 @@ from playground.core.units import fmt_bytes
 from playground.run.compare import MEMORY_BOUND, RUNS, WARMUP, ranking
 from playground.run.render import busy_note, secs, waited
 
-# (column of the frame, words of the chart's title); the x axis is the pair, in the table's order
-CHARTS = (("load_s", "cmp.chart.load"), ("migrate_s", "cmp.chart.migrate"), ("ttft_s", "cmp.chart.ttft"),
+# (column of the frame, words of the chart's title); the x axis is the pair, in the table's order. Times in ms,
+# as the table writes them below a second.
+CHARTS = (("load_ms", "cmp.chart.load"), ("migrate_ms", "cmp.chart.migrate"), ("ttft_ms", "cmp.chart.ttft"),
           ("decode_tokens_per_s", "cmp.chart.rate"), ("peak_rss_MiB", "cmp.chart.rss"))
+# the charted figures that are medians of the timed runs: (column, its runs' lowest, highest), drawn as a range
+SPREAD = {"ttft_ms": ("ttft_min_ms", "ttft_max_ms"),
+          "decode_tokens_per_s": ("decode_min_tokens_per_s", "decode_max_tokens_per_s")}
+MS = {"load_ms": "load_s", "migrate_ms": "migrate_s", "ttft_ms": "ttft_s", "ttft_min_ms": "ttft_min_s",
+      "ttft_max_ms": "ttft_max_s"}
 
 
 def _dicts(rows) -> list[dict]:
@@ -25,20 +31,46 @@ def _dicts(rows) -> list[dict]:
 
 
 def frame(rows):
-    """One line per pair, in the table's order, with the charts' columns."""
+    """One line per pair, in the table's order, with the charts' columns (and the runs' spread)."""
     data = []
     for d in _dicts(rows):
         d["peak_rss_MiB"] = (d.get("peak_rss") or 0) / 2**20
+        for ms, sec in MS.items():
+            d[ms] = d[sec] * 1e3 if d.get(sec) is not None else None
         data.append(d)
-    cols = ["pair"] + [c for c, _ in CHARTS]
-    return pd.DataFrame(data, columns=cols).fillna(0)
+    cols = ["pair"] + [c for c, _ in CHARTS] + [c for pair in SPREAD.values() for c in pair]
+    return pd.DataFrame(data, columns=cols)
 
 
-def chart_words(rows, column: str, key: str, lang: str = "en") -> dict:
-    """A bar chart's words and order: gr.BarPlot(**chart_words(...)). The bars keep the table's order
-    (Gradio would sort them by name), and the labels stand upright under their bar."""
-    return dict(title=t(key, lang), x_title=t("cmp.chart.x", lang), y_title=t(key, lang),
-                sort=[d["pair"] for d in _dicts(rows)], x_label_angle=-30)
+def chart_spec(rows, column: str, key: str, lang: str = "en", width: int = 215, height: int = 200) -> dict | None:
+    """One chart (a Vega-Lite spec): a bar per pair in the table's order, from zero (their heights compare
+    honestly), and over a median the range of its timed runs, lowest to highest, as the table writes it in
+    brackets. None when no pair has the figure."""
+    data = frame(rows)
+    values = [dict(pair=r["pair"], value=float(r[column])) for _, r in data.iterrows() if pd.notna(r[column])]
+    if not values:
+        return None
+    title = t(key, lang)
+    x = {"field": "pair", "type": "nominal", "title": t("cmp.chart.x", lang), "sort": [v["pair"] for v in values],
+         "axis": {"labelAngle": -30}}
+    layers = [{"data": {"values": values}, "mark": {"type": "bar", "width": {"band": 0.6}},
+               "encoding": {"x": x, "y": {"field": "value", "type": "quantitative", "title": title}}}]
+    if column in SPREAD:
+        lo, hi = SPREAD[column]
+        spread = [dict(pair=r["pair"], lo=float(r[lo]), hi=float(r[hi])) for _, r in data.iterrows()
+                  if pd.notna(r[lo]) and pd.notna(r[hi])]
+        if spread:
+            dark = {"color": "#333"}
+            layers += [{"data": {"values": spread}, "mark": {"type": "rule", "strokeWidth": 2, **dark},
+                        "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"}}},
+                       *({"data": {"values": spread}, "mark": {"type": "tick", "thickness": 2, "size": 14, **dark},
+                          "encoding": {"x": x, "y": {"field": end, "type": "quantitative"}}} for end in ("lo", "hi"))]
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+            "usermeta": {"embedOptions": {"renderer": "svg", "actions": False}},  # SVG: the tests read the bars
+            "title": {"text": title, **({"subtitle": t("cmp.chart.spread", lang)} if column in SPREAD else {})},
+            # a fixed width: five charts side by side, each about 230 px wide ("container" measured 0 in a row)
+            "width": width, "height": height, "autosize": {"type": "fit-x", "contains": "padding"},
+            "layer": layers}
 
 
 def _spread(mid: float | None, lo: float | None, hi: float | None, fmt) -> str:

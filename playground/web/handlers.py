@@ -32,6 +32,7 @@ from playground.load import catalog, estimate as sizing, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
 from playground.web import lab_runs, snippet as code, views
+from playground.web.model_lists import model_choices
 from playground.web.lab_runs import run_lab
 from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
                                    ui_stale, ui_timeline, ui_timeline_data)
@@ -295,7 +296,7 @@ def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_ne
             relang_stats(lang, stats),
             render.result_markdown(lab, lang) if lab is not None else "",
             slider_update(room or (None, None), max_new, lang),
-            gr.update(choices=catalog.choices(lang)), gr.update(choices=views.engine_choices(lang)),
+            gr.update(choices=model_choices(lang)), gr.update(choices=views.engine_choices(lang)),
             gr.update(choices=views.decoding_choices(lang)),
             views.devices_html(devices.discover(), lang),
             *ui_ledger(book, lang)]
@@ -398,8 +399,11 @@ def ui_open_button(found, lang: str):
                                            title=first.title.text(lang)))
 
 
-def browser_lang(request: gr.Request) -> str:
-    """Default the page's language to the browser's (Accept-Language), English otherwise."""
+def browser_lang(kept: object = None, request: gr.Request = None) -> str:
+    """The page's language when it opens: the one the visitor chose last in this browser (`kept`, from its
+    storage), else the browser's (Accept-Language), English otherwise."""
+    if kept in ("en", "zh"):
+        return kept
     accept = (request.headers.get("accept-language", "") if request else "").lower()
     first = accept.split(",")[0].strip()
     return "zh" if first.startswith("zh") else "en"

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from playground.web import exports  # first: it points Gradio's temporary folder inside its own
 
+import json
+
 import gradio as gr
+from gradio.components.plot import PlotData
 
 from playground.core import inputs
 from playground.core.i18n import in_lang
@@ -49,33 +52,26 @@ def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request:
                               progress=paced(lambda f, d: progress(f, desc=in_lang(d, lang))))
     paths = matrix.export(rows, exports.new_folder())
     result = (list(rows), rows.beside, waiting(session))
-    # The charts are emptied here and drawn by `ui_compare_charts`, chained after this event: Gradio 6's bar
-    # plot, given new data and new words (the axis' limit) at once, redraws the data it had before under the
-    # new axis; emptied first, it draws the new data afresh.
-    return (*[gr.BarPlot(value=None) for _ in cmp_views.CHARTS], cmp_views.table(rows, lang),
+    return (*charts(rows, lang), cmp_views.table(rows, lang),
             cmp_views.beside_markdown(rows.beside, result[2], lang), [str(paths["csv"]), str(paths["json"])],
             ui_status(lang, request), result)
 
 
-def ui_compare_charts(result: tuple | None, lang: str) -> list:
-    """The Compare tab's five bar charts of `result` (rows, what it ran beside, who waited), in `lang`."""
-    lang = page_lang(lang)
-    rows = (result or ([], None, None))[0]
-    data = cmp_views.frame(rows)
-    charts = []
+def charts(rows, lang: str) -> list:
+    """The Compare tab's five charts of `rows` in `lang`, each drawn whole (a Vega-Lite spec: words and data
+    together, so a new run or a new language never shows the old under the new)."""
+    out = []
     for col, key in cmp_views.CHARTS:
-        top = float(data[col].max()) if len(data) else 0.0
-        # bars start at zero, so their heights compare honestly
-        charts.append(gr.BarPlot(value=data, y_lim=[0, top * 1.15 or 1.0], **cmp_views.chart_words(rows, col, key, lang)))
-    return charts
+        spec = cmp_views.chart_spec(rows, col, key, lang)
+        out.append(gr.Plot(value=PlotData(type="altair", plot=json.dumps(spec, default=float)) if spec else None))
+    return out
 
 
 def relang_compare(lang: str, result: tuple | None) -> list:
-    """The Compare tab in `lang`: its charts' words only (their data, already drawn, stays: new data with new
-    words is what the bar plot draws wrong, see `ui_compare`), the table and the note on the models it ran beside."""
+    """The Compare tab in `lang`: its charts, the table and the note on the models it ran beside."""
     rows, beside, n_waiting = result or ([], None, None)
-    words = [gr.update(**cmp_views.chart_words(rows, col, key, lang)) for col, key in cmp_views.CHARTS]
-    return [*words, cmp_views.table(rows, lang) if rows else "", cmp_views.beside_markdown(beside, n_waiting, lang)]
+    return [*charts(rows, lang), cmp_views.table(rows, lang) if rows else "",
+            cmp_views.beside_markdown(beside, n_waiting, lang)]
 
 
 def ui_compare_stop(request: gr.Request):

@@ -36,10 +36,29 @@ def fit(model: str, dtype: str, context: int, batch: int, request: gr.Request = 
 
 def ui_estimate(model: str, device: str, dtype: str, context: object, batch: object, lang: str,
                 request: gr.Request = None):
-    """The estimate, and whether it fits at the context and batch asked, on each device."""
+    """The estimate, and whether it fits at the context and batch asked, on each device. Kept as (estimate, fit,
+    what was asked, whether the selection has moved on since): `ui_estimate_follows` keeps the last one true."""
     try:
         est = estimate_of(model, dtype, device)
         fitted = _fit(model, dtype, context, batch, session_of(request))
     except UserError as e:  # said in its toast and in this panel; nothing else on the page changes
         return refused(e, lang), None
-    return views.estimate_fit_markdown((est, fitted), page_lang(lang)), (est, fitted)
+    kept = (est, fitted, asked(model, device, dtype, context, batch), False)
+    return views.estimate_fit_markdown(kept, page_lang(lang)), kept
+
+
+def asked(model: object, device: object, dtype: object, context: object, batch: object) -> tuple[str, ...]:
+    """The selection an estimate answers, as the page's fields hold it."""
+    return tuple(str(v) for v in (model, device, dtype, context, batch))
+
+
+def ui_estimate_follows(kept: tuple | None, model, device, dtype, context, batch, lang: str):
+    """The selection changed (a model, a device, a dtype, a context or a batch picked, or another tab's load): an
+    estimate made for another selection says so over it, and stops saying so once the selection is back."""
+    if not kept or len(kept) < 4:
+        return gr.skip(), gr.skip()
+    stale = asked(model, device, dtype, context, batch) != kept[2]
+    if stale == kept[3]:
+        return gr.skip(), gr.skip()
+    kept = (*kept[:3], stale)
+    return views.estimate_fit_markdown(kept, page_lang(lang)), kept

@@ -10,6 +10,7 @@ in English). The page keeps each result as data.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 
 import gradio as gr
@@ -23,9 +24,10 @@ from playground.load import catalog, placemap, placement, straight
 from playground.load.catalog import ModelSource
 from playground.run import cliff
 from playground.run.pool import POOL
-from playground.web import views_placement as pv
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web import views, views_placement as pv
+from playground.web.handlers import gr_errors, page_lang, session_of, ui_ledger, ui_status
 from playground.web.page import waiting
+from playground.web.results import ui_timeline, ui_timeline_data
 
 CLIFF_MAX = 48  # the most blocks one cliff offloads (GPT-2 XL has 48): each point is a load and three generations
 
@@ -173,7 +175,9 @@ def ui_load_placed(model, dtype, limits, lang: str, request: gr.Request, progres
         d = place(*parse_placed(model, dtype, limits), session_of(request),
                   progress=lambda f, desc: progress(f, desc=in_lang(desc, lang)))
     d.pop("load")
-    return pv.map_html(d, lang), pv.map_markdown(d, lang), ui_status(lang, request), {"map": d}
+    # the visitor's model was replaced: the Playground tab's selection and load report follow (tabs/play.py)
+    return (pv.map_html(d, lang), pv.map_markdown(d, lang), ui_status(lang, request), {"map": d},
+            dict(model=model, at=time.time()))
 
 
 def ui_map(lang: str, request: gr.Request):
@@ -192,10 +196,17 @@ def ui_cost(lang: str, request: gr.Request, progress=gr.Progress()):
 
 
 def ui_cliff(max_blocks, lang: str, request: gr.Request, progress=gr.Progress()):
+    """The cliff, said as it runs: the last run's plot cleared at once (it no longer answers this press) and
+    what is running said where the result will be, with each point's progress over it."""
     lang = page_lang(lang)
     with gr_errors(lang):
-        d = run_cliff(check_blocks(max_blocks), session_of(request), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
-    return pv.cliff_plot(d, lang), pv.cliff_markdown(d, lang), ui_status(lang, request), d
+        n = check_blocks(max_blocks)
+        if POOL.current(session_of(request)) is None:
+            raise UserError.of("err.not_loaded")
+    yield pv.cliff_plot(None, lang), pv.cliff_running(n, lang), gr.skip(), None
+    with gr_errors(lang):
+        d = run_cliff(n, session_of(request), lambda f, desc: progress(f, desc=in_lang(desc, lang)))
+    yield pv.cliff_plot(d, lang), pv.cliff_markdown(d, lang), ui_status(lang, request), d
 
 
 def ui_straight(device, dtype, lang: str, request: gr.Request):
@@ -203,6 +214,23 @@ def ui_straight(device, dtype, lang: str, request: gr.Request):
     with gr_errors(lang):
         d = run_straight(device, devices.parse_dtype(dtype), session_of(request))
     return pv.straight_markdown(d, lang), d
+
+
+def ui_loaded_elsewhere(placed: dict | None, lang: str, request: gr.Request = None) -> tuple:
+    """A load made on another tab (Placement's "Load with these limits") replaced the visitor's model: the
+    Playground's selection (model, device, dtype) and its load results (report, timeline, ledger) now describe
+    that model, as its own Load would have. `placed`: what was picked there ({"model": ...})."""
+    lang, session = page_lang(lang), session_of(request)
+    current = POOL.current(session)
+    if not placed or current is None:
+        return tuple(gr.skip() for _ in range(14))
+    report = current[0]
+    timeline = ui_timeline_data(session)
+    d = report.to_dict()
+    book = (d["ledger"], "after_load")
+    return (gr.update(value=placed["model"]), gr.update(value=report.device), gr.update(value=report.dtype_requested),
+            views.report_markdown(report, lang), d, *ui_timeline(timeline, lang), report, timeline,
+            *ui_ledger(book, lang), book, "")
 
 
 def rerender(lang: str, shown_: dict | None, cost: dict | None, cliff_: dict | None, straight_: dict | None) -> list:

@@ -21,7 +21,7 @@ import gradio as gr
 from playground.core import inputs, threads
 from playground.core.errors import UserError, shown
 from playground.core.i18n import in_lang, plain, said, t
-from playground.hw import bandwidth as rates, devices, pcie, zerogpu
+from playground.hw import bandwidth as rates, busy, devices, pcie, zerogpu
 from playground.hw.devices import DeviceInfo
 from playground.load import migration
 from playground.load.loader import LoadedModel
@@ -169,7 +169,8 @@ def ui_engines(max_new_tokens, with_compiled, lang: str, request: gr.Request = N
                     d = asdict(report)
                 except UserError as e:  # the other engines' rows stand; the reason is kept with them
                     d = dict(asdict(report), compile_error=e.said)
-        d = dict(d, waiting=waiting(session))
+        # how busy the machine was when the runs ended (hw.busy): a rate measured then may have shared the CPU
+        d = dict(d, waiting=waiting(session), load_average=busy.load_average(), cores=busy.cores())
         yield views.engines_markdown(d, lang), d
 
 

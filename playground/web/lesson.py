@@ -71,7 +71,8 @@ class StepResult:
     dtype: str = ""
     loaded_first: bool = False
     placed: bool = False  # measured on the fit step's own placed copy, not the visitor's model
-    seconds: float = 0.0
+    seconds: float = 0.0  # how long the step ran
+    measured_at: float = 0.0  # time.time() when its figures were measured (the load step: when the model loaded)
 
     def to_dict(self) -> dict:
         note = said("lesson.loaded_first", model=BUNDLED_NAME) if self.loaded_first else None
@@ -79,7 +80,7 @@ class StepResult:
                     sentence_zh=in_lang(self.sentence, "zh"), panel=self.panel, tab=self.tab, model=self.model,
                     device=self.device, dtype=self.dtype, loaded_first=self.loaded_first,
                     note_en=in_lang(note, "en") if note else "", note_zh=in_lang(note, "zh") if note else "",
-                    seconds=self.seconds)
+                    seconds=self.seconds, measured_at=self.measured_at)
 
 
 # ---------------------------------------------------------------- the steps' measurements
@@ -207,17 +208,25 @@ def fit_step(session: str) -> tuple[dict, Said, str]:
 
 
 def speed_step(lm: LoadedModel) -> tuple[dict, Said]:
+    """`generate()`'s rate against the bandwidth bound, and what limits it said as the Speed tab's engines panel
+    says it (`engines.limit_of`, from the same profile: the matrix multiplications' share of the time)."""
     read = threads.run(bandwidth.read_bandwidth, lm.device, name="lesson")
     weights = lm.report.weights_bytes
     bound = read.gbps * 1e9 / weights
     ids, stamps, _ = generation.generate_ids(lm.model, lm.tokenizer, lm.device, engines.PROMPT, NEW_TOKENS)  # its own thread
     row = engines.make_row("generate", ids, stamps, None, bound)
+    prof = threads.run(engines.matmul_profile, lm.model, lm.tokenizer, lm.device, engines.PROMPT, name="lesson")
     tps = row.tokens_per_second or 0.0
     f = dict(new_tokens=row.new_tokens, tps=tps, weights_bytes=weights, read_gbps=read.gbps, bound=bound,
-             share=row.percent_of_bound or 0.0, per_ms=1e3 / tps if tps else 0.0, over_ms=row.overhead_ms_per_token or 0.0)
-    key = "lesson.speed.memory" if f["share"] >= 50 else "lesson.speed.overhead"
-    return f, said(key, new=row.new_tokens, tps=num(tps), weights=size(weights), read=num(read.gbps), bound=num(bound),
-                   share=num(f["share"]), per=num(f["per_ms"]), over=num(f["over_ms"]))
+             share=row.percent_of_bound or 0.0, per_ms=1e3 / tps if tps else 0.0, over_ms=row.overhead_ms_per_token or 0.0,
+             profiled=prof["tokens"], matmul_share=100 * prof["matmul_share"], matmul_gbps=prof["matmul_gbps"] or 0.0,
+             others=" · ".join(f"{o['op']} {o['seconds'] * 1e3:.0f} ms" for o in prof["largest_others"]))
+    # the engines panel's decision and words; its numbers written as the figures' table writes them
+    limit = engines.limit_of(row, prof, read.gbps)
+    limit = said(limit.key, **dict(limit.fields, share=num(f["matmul_share"]), rate=num(f["matmul_gbps"]),
+                                   read=num(read.gbps)))
+    return f, said("lesson.speed.said", new=row.new_tokens, tps=num(tps), weights=size(weights), read=num(read.gbps),
+                   bound=num(bound), share=num(f["share"]), limit=limit)
 
 
 DTYPES = ("float32", "bfloat16", "int8")  # the dtype step's pairs, on the visitor's device
@@ -321,11 +330,14 @@ def run_step(step: Step, session: str) -> StepResult:
                 raise UserError.of("err.not_loaded")
             figures, sentence = step.on_model(lm)
             model, device, dtype = lm.report.model, lm.report.device, lm.report.dtype
+            # the load step measures nothing: it reads the figures the load took, when it took them
+            at = (lm.report.loaded_at or 0.0) if step.id == "load" else time.time()
     else:
         out = step.on_session(session)
         figures, sentence = out[0], out[1]
         current = POOL.current(session)
         model, device, dtype = ((out[2], "auto", "float32") if placed
                                 else (current[0].model, current[0].device, current[0].dtype) if current else ("", "", ""))
+        at = time.time()
     return StepResult(step.id, figures, sentence, step.panel, step.tab, model, device, dtype, loaded_first, placed,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, at)

@@ -21,6 +21,7 @@ import time
 from typing import Callable
 
 import torch
+from gradio import http_server
 
 from playground.core import leftovers, settings
 from playground.hw import busy, cpu_threads, memory
@@ -67,6 +68,9 @@ def main(build: Callable, launch: dict) -> None:
         demo.launch(prevent_thread_lock=True, **launch)
     except OSError as e:  # the port was taken between the check and the launch
         exit_on(port_refusal(checked, e))
+    moved = port_moved(checked, getattr(demo, "server_port", None))
+    if moved:
+        print(moved, flush=True)
     memory.freeze_startup_objects()  # the libraries and the page live as long as the process: an unload's gc skips them
     while not stopping.wait(0.2):
         pass
@@ -100,6 +104,19 @@ def listen_problem(s: settings.Settings) -> str:
     except OSError as e:
         return port_refusal(s, e)
     return ""
+
+
+def port_moved(s: settings.Settings, port: int | None) -> str:
+    """One line when the server listens on another port than the default: with PLAYGROUND_PORT unset, Gradio
+    takes 7860 (GRADIO_SERVER_PORT) or, when that is taken, the next free one, and says only its URL; a visitor
+    who opens the README's address would find the other server. '' when it listens where it was asked to."""
+    first = http_server.INITIAL_PORT_VALUE  # Gradio's first choice: 7860, or GRADIO_SERVER_PORT
+    if s.port or port is None or port == first:
+        return ""
+    host = s.host or "127.0.0.1"
+    return (f"playground: port {first} is taken (another server?), so this one listens on port {port}: "
+            f"open http://{host}:{port}/ . Set PLAYGROUND_PORT to choose the port (then a taken one stops the start "
+            f"with a message instead).")
 
 
 def port_refusal(s: settings.Settings, e: OSError) -> str:

@@ -16,7 +16,7 @@ from playground.core import settings
 from playground.core.i18n import t
 from playground.run.pool import POOL
 from playground.web import (handlers as h, handlers_compare as hc, handlers_lesson as hl, handlers_memory as hm,
-                            handlers_placement as hp, handlers_speed as hs, style, views)
+                            handlers_placement as hp, handlers_speed as hs, model_lists, style, views)
 from playground.web.page import LANE, PRIVATE, Page
 from playground.web.tabs import compare, diagnose, factcheck, inspect, placement, play, speed, start
 
@@ -52,7 +52,14 @@ def build() -> gr.Blocks:
         # their voice, and the page's CSS the Chinese heading of Gradio's error toast (playground.web.style)
         lang.change(None, lang, None, js="(l) => { document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en'; }",
                     **PRIVATE)
-        demo.load(h.browser_lang, None, lang, **PRIVATE)
+        # The language chosen is kept in the browser, as the guided path's step is: a reload opens in it
+        kept_lang = gr.BrowserState("", storage_key="playground-lang")
+        # Once the page is open, in its language: the model lists mark a model that can never load here (worked
+        # out once per process: building on meta takes a second for the largest, too long for the start-up)
+        models = [page.shared[k] for k in ("play_model", "compare_model", "place_model")]
+        demo.load(h.browser_lang, kept_lang, lang, **PRIVATE).then(model_lists.ui_model_choices, lang, models,
+                                                                   **PRIVATE)
+        lang.change(lambda chosen: chosen if chosen in ("en", "zh") else "", lang, kept_lang, **PRIVATE)
         gr.Timer(5).tick(h.ui_status, lang, status, **PRIVATE)
         # A visitor's session ends when their tab (or their API client) disconnects: their hold goes, and a
         # model no visitor holds any more is unloaded (Gradio calls this with the session's request).

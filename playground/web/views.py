@@ -107,8 +107,13 @@ def estimate_fit_markdown(both: tuple | None, lang: str = "en") -> str:
     """The estimate panel: the estimate, then whether it fits at the context and batch asked."""
     if not both:
         return ""
-    est, fitted = both
-    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang, refused_on(est))
+    est, fitted = both[:2]
+    if len(both) > 3 and both[3]:  # the selection moved on since: said over it (handlers_memory.ui_estimate_follows)
+        model, device, dtype, context, batch = both[2]
+        line = t("estimate.stale", lang, model=model, device=device, dtype=dtype, context=context, batch=batch)
+        return f"> ⚠️ {line}\n\n" + estimate_fit_markdown(both[:3], lang)
+    load_need = est.reason.fields.get("need") if est.reason is not None and not est.fits else None
+    return estimate_markdown(est, lang) + "\n\n" + fit_markdown(fitted, lang, refused_on(est), load_need)
 
 
 def refused_on(est: Estimate) -> set[str] | None:
@@ -121,15 +126,30 @@ def refused_on(est: Estimate) -> set[str] | None:
     return {est.device}
 
 
-def fit_markdown(f: Fit, lang: str = "en", refused: set[str] | None = frozenset()) -> str:
+def fit_markdown(f: Fit, lang: str = "en", refused: set[str] | None = frozenset(), load_need: str | None = None) -> str:
     """Each device: what the model needs at the context and batch asked, what is free, and the longest
     context that fits; above it, how the KV cache and the activation peak were sized. On a device where the
-    estimate refuses the load (`refused`, None for all) the fits row says so instead."""
+    estimate refuses the load (`refused`, None for all) the rows say so instead: it needs what the refusal
+    says (`load_need`, the estimate's figure) at any context, and no context fits."""
+
+    def no_load(d) -> bool:
+        return refused is None or d.device in refused
 
     def fits(d) -> str:
-        if refused is None or d.device in refused:
+        if no_load(d):
             return t("fit.refused", lang)
         return t("fit.beyond" if f.beyond_model else "fit.yes" if d.fits else "fit.no", lang, ctx=f.context_length)
+
+    def need(d) -> str:
+        if no_load(d) and load_need:
+            return f"**{load_need}**<br><small>{t('fit.need.load', lang)}</small>"
+        return f"**{fmt_bytes(d.need_bytes)}**"
+
+    def largest(d) -> str:
+        if no_load(d):
+            return t("fit.largest.refused", lang)
+        return (t("fit.capped", lang, n=d.largest_context) if d.capped else
+                t("fit.none", lang) if d.largest_context == 0 else f"{d.largest_context:,}")
 
     a = f.activation
     if a["measured"]:
@@ -145,11 +165,9 @@ def fit_markdown(f: Fit, lang: str = "en", refused: set[str] | None = frozenset(
             (t("fit.col.weights", lang), *(fmt_bytes(d.weights_bytes) for d in f.devices)),
             (t("fit.col.kv", lang), *(fmt_bytes(d.kv_bytes) for d in f.devices)),
             (t("fit.col.act", lang), *(fmt_bytes(d.activation_bytes) for d in f.devices)),
-            (f"**{t('fit.col.need', lang)}**", *(f"**{fmt_bytes(d.need_bytes)}**" for d in f.devices)),
+            (f"**{t('fit.col.need', lang)}**", *(need(d) for d in f.devices)),
             (t("fit.col.fits", lang), *(fits(d) for d in f.devices)),
-            (t("fit.col.largest", lang), *(t("fit.capped", lang, n=d.largest_context) if d.capped else
-                                           t("fit.none", lang) if d.largest_context == 0 else f"{d.largest_context:,}"
-                                           for d in f.devices))]
+            (t("fit.col.largest", lang), *(largest(d) for d in f.devices))]
     lines = [f"**{t('fit.title', lang, context=f'{f.context:,}', batch=f.batch)}**", "",
              "- " + t("fit.kv", lang, formula=f.kv_formula.text(lang))]
     if f.sliding:

@@ -7,7 +7,10 @@ that filled the sentence's fields, so the table and the sentence show the same n
 
 from __future__ import annotations
 
+import time
+
 from playground.core.i18n import t
+from playground.core.units import fmt_seconds
 from playground.web import lesson
 
 # Each figure's label (literal keys: tests/core/test_i18n_keys.py reads the source for them).
@@ -31,7 +34,8 @@ LABELS = {
     "disk_blocks": "lesson.fig.disk_blocks", "disk_bytes": "lesson.fig.disk_bytes", "ram_blocks": "lesson.fig.ram_blocks",
     "ram_bytes": "lesson.fig.ram_bytes", "agree": "lesson.fig.agree", "model_device": "lesson.fig.model_device",
     "tps": "lesson.fig.tps", "read_gbps": "lesson.fig.read_gbps", "bound": "lesson.fig.bound", "share": "lesson.fig.share",
-    "per_ms": "lesson.fig.per_ms", "over_ms": "lesson.fig.over_ms",
+    "per_ms": "lesson.fig.per_ms", "over_ms": "lesson.fig.over_ms", "profiled": "lesson.fig.profiled",
+    "matmul_share": "lesson.fig.matmul_share", "matmul_gbps": "lesson.fig.matmul_gbps", "others": "lesson.fig.others",
     "f32_bytes": "lesson.fig.f32_bytes", "bf16_bytes": "lesson.fig.bf16_bytes", "int8_bytes": "lesson.fig.int8_bytes",
     "f32_tps": "lesson.fig.f32_tps", "bf16_tps": "lesson.fig.bf16_tps", "int8_tps": "lesson.fig.int8_tps",
     "decode_tokens": "lesson.fig.decode_tokens", "compared": "lesson.fig.compared", "bf16_same": "lesson.fig.bf16_same",
@@ -93,8 +97,11 @@ def sentence_markdown(d: dict | None, lang: str) -> str:
 def figures_markdown(d: dict | None, lang: str) -> str:
     if not d:
         return ""
-    head = (t("lesson.measured.placed", lang, seconds=lesson.num(d["seconds"])) if d["step"] == "fit"
-            else t("lesson.measured", lang, model=d["model"], device=d["device"], dtype=d["dtype"],
-                   seconds=lesson.num(d["seconds"])))
+    at = time.strftime("%H:%M:%S", time.localtime(d["measured_at"])) if d.get("measured_at") else "?"
+    took = fmt_seconds(d["seconds"])
+    where = dict(model=d["model"], device=d["device"], dtype=d["dtype"], at=at)
+    head = (t("lesson.measured.placed", lang, at=at, took=took) if d["step"] == "fit"
+            else t("lesson.measured.load", lang, **where) if d["step"] == "load"
+            else t("lesson.measured", lang, took=took, **where))
     rows = [f"| {t(LABELS[k], lang)} | {value(k, v, lang)} |" for k, v in d["figures"].items()]
     return "\n".join([head, "", f"| {t('lesson.col.figure', lang)} | {t('lesson.col.value', lang)} |", "|---|---|", *rows])

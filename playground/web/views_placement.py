@@ -298,6 +298,11 @@ def cliff_plot(c: dict | None, lang: str = "en"):
                      **cliff_plot_words(lang))
 
 
+def cliff_running(max_blocks: int, lang: str = "en") -> str:
+    """What the page says while a cliff runs (the plot emptied meanwhile)."""
+    return t("place.cliff.running", lang, points=max_blocks + 1)
+
+
 def cliff_markdown(c: dict | None, lang: str = "en") -> str:
     if not c:
         return ""

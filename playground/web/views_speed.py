@@ -14,7 +14,7 @@ from playground.core.i18n import Said, t
 from playground.core.markdown import labelled, table
 from playground.core.units import fmt_bytes
 from playground.run.generation import COMPILED
-from playground.run.render import waited
+from playground.run.render import busy_note, waited
 
 
 def _say(x: object, lang: str) -> str:
@@ -145,6 +145,40 @@ def kv_frames(g: dict | None, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFr
 
 # ---------------------------------------------------------------- decode engines
 
+def compiled_how(row: dict, lang: str = "en") -> str:
+    """How the compiled engine's step came to be: compiled by this run, or a compilation reused (what it cost then)."""
+    if row.get("compile_seconds"):
+        return t("eng.compiled.now", lang, seconds=f"{row['compile_seconds']:.1f}")
+    then = row.get("compiled_before")
+    return (t("eng.compiled.reused", lang, seconds=f"{then:.1f}") if then is not None
+            else t("eng.compiled.reused_unknown", lang))
+
+
+def compiled_cell(row: dict, lang: str = "en") -> str:
+    """The table's compile column: '—' where nothing compiles, the time where this run compiled, else 'reused'."""
+    if row.get("compile_seconds") is None:
+        return "—"
+    if row["compile_seconds"]:
+        return f"{row['compile_seconds']:.1f} s"
+    then = row.get("compiled_before")
+    return (t("eng.compiled.reused_cell", lang, seconds=f"{then:.1f}") if then is not None
+            else t("eng.compiled.reused_cell_unknown", lang))
+
+
+def nocache_faster(r: dict, lang: str = "en") -> str:
+    """Where the loop without the cache decoded faster than the loop with it: why, from this run's figures
+    ('' where it did not)."""
+    by = {row["engine"]: row for row in r["rows"]}
+    cached, bare = by.get("manual"), by.get("manual-nocache")
+    if not cached or not bare or not cached["tokens_per_second"] or not bare["tokens_per_second"]:
+        return ""
+    if bare["tokens_per_second"] <= cached["tokens_per_second"]:
+        return ""
+    return t("eng.nocache_faster", lang, bare=f"{bare['tokens_per_second']:.1f}",
+             cached=f"{cached['tokens_per_second']:.1f}", n=bare["new_tokens"], prompt=r["prompt_tokens"],
+             longest=r["prompt_tokens"] + bare["new_tokens"] - 1)
+
+
 def engines_markdown(r: dict, lang: str = "en") -> str:
     read = r["read"]
     where = r.get("location") or {}
@@ -165,7 +199,7 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
         rate = f"{row['tokens_per_second']:.1f}" if row["tokens_per_second"] else "—"
         pct = f"{row['percent_of_bound']:.0f}%" if row["percent_of_bound"] is not None else "—"
         over = f"{row['overhead_ms_per_token']:.2f} ms" if row["overhead_ms_per_token"] is not None else "—"
-        built = f"{row['compile_seconds']:.1f} s" if row.get("compile_seconds") is not None else "—"  # None: no compile
+        built = compiled_cell(row, lang)
         rows.append((t("engine." + row["engine"], lang), row["new_tokens"], rate, same, built, pct, over))
     lines += ["", table(head, rows, "lrrlrrr"), "", _say(r["limit"], lang)]
     for row in r["rows"]:
@@ -174,9 +208,15 @@ def engines_markdown(r: dict, lang: str = "en") -> str:
             key = "eng.parted.tie" if abs(p["margin"]) <= p["gap"] else "eng.parted.other"
             lines += ["", t(key, lang, engine=t("engine." + row["engine"], lang), token=p["index"] + 1,
                             margin=f"{p['margin']:.4f}", gap=f"{p['gap']:.4f}", dtype=r["dtype"])]
+    nocache = nocache_faster(r, lang)
+    if nocache:
+        lines += ["", nocache]
     for row in r["rows"]:
         if row["engine"] == COMPILED:
-            lines += ["", t("eng.compiled_note", lang, seconds=f"{row['compile_seconds']:.1f}")]
+            lines += ["", t("eng.compiled_note", lang, how=compiled_how(row, lang))]
+    busy = busy_note(r.get("load_average"), r.get("cores"), lang)
+    if busy:  # as the other panels say it: a rate measured then shared the CPU with other work
+        lines += ["", "⚠️ " + t("eng.busy", lang, said=busy)]
     if r.get("compile_error"):
         lines += ["", f"⚠️ {_say(r['compile_error'], lang)}"]
     return "\n".join(lines) + _waited(r, lang)

@@ -3,7 +3,7 @@
 import pytest
 
 from playground.core.errors import UserError
-from playground.core.units import fmt_bytes, parse_bytes
+from playground.core.units import fmt_bytes, fmt_seconds, parse_bytes
 
 MiB = 2**20
 
@@ -28,3 +28,10 @@ def test_parse_bytes_refuses_with_an_example(bad):
     with pytest.raises(UserError) as e:
         parse_bytes(bad)
     assert "memory size" in str(e.value) or "positive" in str(e.value)
+
+
+def test_fmt_seconds_writes_durations_as_people_do():
+    """Never '7.91e-05 s' (the guided path printed it): the unit that keeps three figures readable."""
+    cases = [(7.91e-05, "79 µs"), (0.000512, "512 µs"), (0.0123, "12.3 ms"), (0.5123, "512 ms"), (7.912, "7.91 s"),
+             (16.04, "16.0 s"), (125.2, "2 min 5 s"), (3725, "1 h 2 min"), (0.0, "0 µs")]
+    assert [fmt_seconds(s) for s, _ in cases] == [want for _, want in cases]

@@ -23,11 +23,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 # the table's columns the charts draw, in the charts' order (playground.web.compare_views.CHARTS)
 CHART_COLUMNS = ("load", "migrate", "ttft", "rate", "rss")
 COLUMN_INDEX = {"load": 3, "migrate": 4, "ttft": 5, "rate": 6, "rss": 8}
-UNIT = {"ms": 1e-3, "s": 1.0, "B": 2**-20, "KiB": 2**-10, "MiB": 1.0, "GiB": 2**10}
+UNIT = {"ms": 1.0, "s": 1e3, "B": 2**-20, "KiB": 2**-10, "MiB": 1.0, "GiB": 2**10}
 
 # Per chart: each bar's x label, the value Vega drew it for (its aria-label), and the value its height
 # reads as against the y axis' first and last tick; the top of the plot area is y = 0.
-DRAWN = """() => [...document.querySelectorAll('.cmp-chart svg')].map(svg => {
+DRAWN = """() => [...document.querySelectorAll('.cmp-chart svg.marks')].map(svg => {
   const axis = [...svg.querySelectorAll('.role-axis')].find(a => (a.getAttribute('aria-label') || '').startsWith('Y-axis'));
   if (!axis) return null;
   const ys = [...axis.querySelectorAll('.role-axis-tick line')].map(l => +/translate\\([^,]+,([^)]+)\\)/.exec(l.getAttribute('transform'))[1]);
@@ -42,7 +42,7 @@ DRAWN = """() => [...document.querySelectorAll('.cmp-chart svg')].map(svg => {
 
 
 def _number(cell: str) -> tuple[float, float]:
-    """A table cell's first figure in the chart's units (seconds, tokens/s, MiB), and half its last digit."""
+    """A table cell's first figure in the chart's units (ms, tokens/s, MiB), and half its last digit."""
     m = re.match(r"([-0-9.,]+)\s*(ms|s|B|KiB|MiB|GiB)?", cell.strip())
     assert m, cell
     digits, unit = m.group(1).replace(",", ""), m.group(2)
@@ -117,6 +117,10 @@ def test_compare_charts_draw_the_run_the_table_shows(page):
     page.locator("button[role=tab]", has_text="Compare").click()
     _run(page, ("cpu/float32", "cpu/bfloat16"), 4)
     assert _charts_agree(page) == []  # the first run: the charts were empty before
+    # the TTFT and rate charts draw each pair's range of runs over its median (the table's brackets)
+    ranges = page.evaluate("() => [...document.querySelectorAll('.cmp-chart')].map(c => "
+                           "c.querySelectorAll('.mark-rule.role-mark line').length)")
+    assert ranges == [0, 0, 2, 2, 0], ranges
     _run(page, ("cpu/float32", "cpu/bfloat16"), 12)
     wrong = _charts_agree(page)
     _screenshot(page, "compare-second-en.png")
@@ -126,7 +130,7 @@ def test_compare_charts_draw_the_run_the_table_shows(page):
     page.locator("button[role=tab]", has_text="对比").click()
     wrong = _charts_agree(page)
     assert wrong == [], "after the switch to Chinese:\n" + "\n".join(wrong)
-    assert "加载（秒）" in page.locator(".cmp-chart svg").first.inner_html()  # the charts' words followed
+    assert "加载（毫秒）" in page.locator(".cmp-chart svg.marks").first.inner_html()  # the charts' words followed
     _run(page, ("cpu/bfloat16",), 8)
     wrong = _charts_agree(page)
     assert wrong == [], "third run (one pair), Chinese:\n" + "\n".join(wrong)

@@ -239,7 +239,7 @@ def test_first_five_minutes_in_both_languages(page):
     stats = _generate_done(page)
     assert "greedy" in stats
     code = page.locator("#snippet .cm-content").inner_text()
-    assert "past_key_values=out.past_key_values" in code and "model.generate(" not in code
+    assert "def decode_one_token(" in code and "past_key_values=cache" in code and "model.generate(" not in code
     # CodeMirror measures an editor only while it is on screen (it watches its own visibility): look at the code box
     # as a reader would, then give its gutter the animation frame after the text
     page.locator("#snippet").scroll_into_view_if_needed()

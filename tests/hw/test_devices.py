@@ -109,7 +109,7 @@ def test_fp16_hint_depends_on_cpu_flags(monkeypatch):
     cpu = devices.DeviceInfo(id="cpu", kind="cpu", available=True, name="x")
     monkeypatch.setattr(devices, "cpu_flags", lambda: {"avx2"})
     hint = devices.hint(cpu, torch.float16)
-    assert "slower" in hint.text("en") and "慢" in hint.text("zh")
+    assert "no native float16" in hint.text("en") and "没有原生 float16" in hint.text("zh")  # said, with no factor
     monkeypatch.setattr(devices, "cpu_flags", lambda: {"avx2", "avx512_fp16"})
     assert devices.hint(cpu, torch.float16) is None
 

@@ -165,3 +165,45 @@ def test_to_dict_and_markdown():
     en, zh = diagnose_markdown(d, "en"), diagnose_markdown(d, "zh")
     assert "<table>" in en and "<pre>" in en and first["title_en"] in en
     assert first["title_zh"] in zh
+
+
+# A traceback as a learner pastes it: six lines, a frame named `_call_impl`, `*args, **kwargs` in its code line.
+PASTED = """Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    out = model(input_ids)
+  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl
+    return forward_call(*args, **kwargs)
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (when checking argument for argument index in method wrapper_CUDA__index_select)"""
+
+
+def test_the_matched_line_is_one_pasted_line_shown_verbatim_in_code():
+    """The walk found the matched line glued from two lines, `_call_impl`'s underscore eaten by Markdown and the
+    rest italicised: it is the pasted line itself (one line, not a window of the collapsed text), in a code span."""
+    d = diagnose(PASTED)
+    pasted = [line.strip() for line in PASTED.splitlines()]
+    for m in d.matches:
+        assert m.matched and all(line in pasted for line in m.matched), m.matched
+    assert d.matches[0].matched[0] == pasted[-1]
+    md = diagnose_markdown(d, "en")
+    assert f"`{pasted[-1]}`" in md  # a code span: Markdown shows `_` and `*` inside it as written
+    assert "<code>" not in md.split("**1.", 1)[1].split("\n\n", 2)[1]
+
+
+def test_a_long_matched_line_is_cut_around_the_match_with_an_ellipsis():
+    """An out-of-memory message is one line of 500 characters: shown cut, with "…" where it was cut."""
+    oom = ("Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n    y = x @ w\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of 31.47 "
+           "GiB of which 12.73 GiB is free. Including non-PyTorch memory, this process has 18.73 GiB memory in use. Of the "
+           "allocated memory 9.08 GiB is allocated by PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated. If "
+           "reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to "
+           "avoid fragmentation.")
+    d = diagnose(oom)
+    assert d.recognised
+    last = oom.splitlines()[-1]
+    for m in d.matches:
+        line = m.matched[0]
+        assert "\n" not in line and len(line) < len(last)
+        assert line.endswith("…") or line.startswith("…")
+        assert line.strip("…") in last
+    short = diagnose(PASTED).matches[0].matched[0]
+    assert "…" not in short

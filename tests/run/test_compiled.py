@@ -47,6 +47,8 @@ def test_compiled_engine_compiles_once_and_matches_generate(two_runs):
     print(f"\ncompile {first.compile_seconds:.1f} s; compiled {second.tokens_per_second:.0f} tokens/s "
           f"({second.new_tokens} tokens)")
     assert first.compile_seconds > 0.2 and second.compile_seconds == 0.0  # cached for the process
+    # the reuse carries what the compilation cost when it was made, so that the page never says "0 s"
+    assert first.compiled_before is None and second.compiled_before == first.compile_seconds
     assert first.cache_len == second.cache_len == 64
     assert first.token_ids == ref and second.token_ids == ref  # greedy: token for token
     assert second.tokens_per_second and second.new_tokens == len(ref)

@@ -20,7 +20,8 @@ CASE_RATIOS = {"decode_tokens_per_second_ratio", "ttft_difference_seconds", "loa
 
 @pytest.mark.slow
 def test_quick_json_names_every_ratio():
-    proc = subprocess.run([sys.executable, "-m", "playground.bench", "--quick", "--json"], cwd=ROOT,
+    # the one bench command's default subcommand (python -m playground.bench runs the same code)
+    proc = subprocess.run([sys.executable, "-m", "playground", "bench", "parity", "--quick", "--json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
@@ -117,3 +118,30 @@ def test_a_run_is_printed_beside_an_earlier_one(tmp_path, capsys):
     bad.write_text("table, not JSON")
     assert bench.main(["--quick", "--against", str(bad)]) == 2
     assert "--against" in capsys.readouterr().err
+
+
+def test_one_bench_command_lists_its_subcommands_and_refuses_an_unknown_one(capsys):
+    from playground.tools import cli
+
+    assert cli.main(["bench", "fast"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and all(name in err for name in ("parity", "engines", "compare", "page"))
+
+
+def _bench(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "playground", "bench", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_bench_engines_runs_each_engine_once():
+    proc = _bench("engines", "--runs", "1", "--max-new-tokens", "4")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "generate()" in proc.stdout and "compiled" in proc.stdout and "shakespeare-gpt2" in proc.stdout
+
+
+@pytest.mark.slow
+def test_bench_compare_runs_one_repeat_and_counts_contradictions():
+    proc = _bench("compare", "--repeats", "1", "--tokens", "4", "--runs", "1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("repeat 1: ") and "contradictions" in proc.stdout

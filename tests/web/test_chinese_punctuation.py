@@ -8,7 +8,7 @@ import pytest
 from playground.load import loader
 from playground.run import render
 from playground.run.pool import POOL
-from playground.web import handlers_speed as hs, views_speed
+from playground.web import handlers_speed as hs
 
 CJK = r"[\u4e00-\u9fff]"
 MIXED = [  # in a line of Chinese text

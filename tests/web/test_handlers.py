@@ -134,3 +134,16 @@ def test_the_slider_keeps_a_value_set_while_its_update_was_on_the_way():
     assert handlers.slider_update(room, 400, "en")["value"] == 254  # above the top: it must change, and does
     assert handlers.slider_update(room, "", "en")["value"] == 64  # not a number: the page's default
     assert handlers.slider_update((None, None), 2000, "en")["value"] == handlers.settings.read().max_new_tokens
+
+
+def test_the_float16_hint_claims_no_factor_the_page_does_not_measure(monkeypatch):
+    """The walk: the hint said float16 "runs several times slower" on this CPU while the page's own generations
+    measured 1.4x slower in one run and faster in another. It says why it may cost time, and no factor."""
+    import re
+
+    monkeypatch.setattr(devices, "cpu_native_fp16", lambda *a: False)
+    for lang in ("en", "zh"):
+        hint = handlers.ui_hint("cpu", "float16", lang)
+        assert hint and ("float32" in hint)
+        assert not re.search(r"times (slower|faster)|\d(\.\d+)?\s*x\b|几倍|慢好|\d\s*倍", hint), hint
+    assert "Compare" in handlers.ui_hint("cpu", "float16", "en")

@@ -99,3 +99,26 @@ def test_the_views_say_a_plan_and_a_map_in_both_languages(emptied):
     for lang in ("en", "zh"):
         assert pv.map_html(found, lang).count("display:flex;flex:1") == 3  # plan, intended, actual
         assert "`disk`" in pv.map_markdown(found, lang)
+
+
+def test_the_cliff_says_it_is_running_and_empties_the_old_plot_before_it_measures(emptied, monkeypatch):
+    """The walk saw a 16 s cliff run under the last run's plot with nothing saying it ran: the page's event first
+    empties the plot and says what runs (the model staying loaded, as the tab's text says), then the result."""
+    from types import SimpleNamespace
+
+    from playground.core.i18n import t
+
+    hp.load_placed("shakespeare-gpt2", "float32", "cpu=16MB,disk")
+    seen = []
+    monkeypatch.setattr(hp, "run_cliff", lambda n, session, progress=None: seen.append(POOL.current(session)) or
+                        dict(model="m", dtype="float32", new_tokens=16, prompt="p", seconds=1.0, rate=None, rows=[], cold=True,
+                                                                          blocks=4, load_average=0.0))
+    for i, lang in enumerate(("en", "zh")):
+        events = hp.ui_cliff(2, lang, SimpleNamespace(session_hash=""))
+        plot, md, _status, kept = next(events)
+        assert plot["value"].empty and kept is None and len(seen) == i  # nothing measured yet: the old plot gone
+        assert md == pv.cliff_running(2, lang) and "3" in md and ("stays loaded" in md or CJK.search(md))
+        *_, last = events
+        assert last[3]["model"] == "m" and seen[-1] is not None  # the visitor's model stayed loaded
+    intro = t("place.cliff.intro", "en")
+    assert "banner" not in intro and "stays loaded" in intro

@@ -76,10 +76,49 @@ def test_engines_view_in_both_languages():
     assert "Why manual loop, no cache chose other tokens from token 20:** a near-tie" in en
     assert "0.0000 apart in its float32 logits" in en and "by up to 0.0625" in en and "几乎打平" in zh
     assert "only 27% of the time" in en and "只占了 27% 的时间" in zh
-    assert "compiled in 21.3 s" in en and "编译用了 21.3 秒" in zh and "第 8 个 token 起不同" in zh
+    assert "compiled now, in 21.3 s" in en and "现编译，用了 21.3 秒" in zh and "第 8 个 token 起不同" in zh
     # the engines are named in the page's language, by the name each row carries
     assert "| static cache + torch.compile |" in en and "| 静态缓存 + torch.compile |" in zh
     assert "What limits generate() here" in en and "限制 generate()（库自带） 的" in zh  # a name, not code
+
+
+def test_a_reused_compilation_is_said_as_one_not_as_compiled_in_0_s():
+    """The walk read "compiled in 26.3 s this time (0 s: reused from earlier in this process)": one of the two.
+    A run that compiled says so with its time; a run that reused says it reused, with what compiling cost then."""
+    row = dict(engine="compiled", new_tokens=64, tokens_per_second=900.0, same_tokens_as_generate=True,
+               first_difference=None, percent_of_bound=40.0, overhead_ms_per_token=1.0)
+    d = dict(model="m", device="cpu", dtype="float32", weights_bytes=21 * 2**20, read=RATE, bound_tokens_per_second=2000.0,
+             last_level_cache_bytes=None, weights_in_cache=False,
+             limit=said("eng.limit.overhead", engine=said("engine.generate"), tokens=16, share="27", rate="4.3",
+                        read="50.0", others="aten::tanh 12 ms"))
+    now = views.engines_markdown(dict(d, rows=[dict(row, compile_seconds=26.3)]), "en")
+    reused = {lang: views.engines_markdown(dict(d, rows=[dict(row, compile_seconds=0.0, compiled_before=26.3)]), lang)
+              for lang in ("en", "zh")}
+    assert "compiled now, in 26.3 s" in now and "reused" not in now
+    assert "reused a compilation made earlier in this process (26.3 s then)" in reused["en"]
+    assert "| reused (26.3 s then) |" in reused["en"] and "复用了本进程先前的编译结果（当时用了 26.3 秒）" in reused["zh"]
+    for md in (now, *reused.values()):
+        assert "0 s" not in md.replace("26.3 s", "") and "0.0 s" not in md and "this time" not in md
+
+
+def test_engines_say_a_busy_machine_and_why_the_loop_without_the_cache_won():
+    """The walk: the engines table had no busy-machine warning (other panels say it: hw.busy) and showed the
+    no-cache loop faster than the cached one without a word. Both said, from the run's own figures."""
+    base = dict(new_tokens=24, same_tokens_as_generate=True, first_difference=None, compile_seconds=None,
+                percent_of_bound=20.0, overhead_ms_per_token=2.0)
+    rows = [dict(base, engine="generate", tokens_per_second=400.0), dict(base, engine="manual", tokens_per_second=380.0),
+            dict(base, engine="manual-nocache", tokens_per_second=420.0)]
+    d = dict(model="m", device="cpu", dtype="float32", weights_bytes=21 * 2**20, read=RATE, prompt_tokens=9,
+             bound_tokens_per_second=2000.0, last_level_cache_bytes=None, weights_in_cache=False, rows=rows,
+             limit=said("eng.limit.overhead", engine=said("engine.generate"), tokens=16, share="27", rate="4.3",
+                        read="50.0", others="aten::tanh 12 ms"), load_average=3.6, cores=2)
+    en, zh = views.engines_markdown(d, "en"), views.engines_markdown(d, "zh")
+    assert "measured while the machine was busy (load average 3.6 on 2 cores)" in en and "机器正忙" in zh
+    assert "Why the loop without the cache was faster here (420.0 against 380.0 tokens/s, 24 tokens)" in en
+    assert "its longest step ran 32 tokens" in en and "不用缓存的循环反而更快" in zh  # 9 + 24 - 1
+    quiet = dict(d, load_average=0.5, rows=[rows[0], rows[1], dict(rows[2], tokens_per_second=300.0)])
+    calm = views.engines_markdown(quiet, "en")
+    assert "busy" not in calm and "without the cache was faster" not in calm
 
 
 def test_rerender_leaves_what_was_never_measured_alone():

@@ -8,9 +8,12 @@ import sys
 import tempfile
 import time
 
+import pytest
+
 from playground.core import leftovers, settings
 from playground.load import placement, synthetic
 from playground.web import exports, serve
+from tests.conftest import ROOT
 
 
 def test_a_port_in_use_names_the_variable_that_set_it_and_a_free_one():
@@ -75,3 +78,44 @@ def test_a_connection_cut_at_shutdown_is_not_logged_as_an_error():
     assert serve._cut_at_shutdown(record(asyncio.CancelledError("Task cancelled, timeout graceful shutdown exceeded"))) is False
     assert serve._cut_at_shutdown(record(RuntimeError("a real one"))) is True
     assert serve._cut_at_shutdown(logging.LogRecord("uvicorn.error", logging.INFO, __file__, 1, "Shutting down", None, None))
+
+
+def test_a_busy_default_port_is_said_on_the_console_with_the_port_taken(monkeypatch):
+    """The walk: a busy 7860 silently moved the server to 7861 (Gradio prints only the URL). The console says
+    which port it took, why, and the variable that chooses it; nothing when it is where it was asked to be."""
+    from gradio import http_server
+
+    monkeypatch.setattr(http_server, "INITIAL_PORT_VALUE", 7860)
+    line = serve.port_moved(settings.read({}), 7861)
+    assert line.startswith("playground: port 7860 is taken (another server?), so this one listens on port 7861")
+    assert "http://127.0.0.1:7861/" in line and "PLAYGROUND_PORT" in line and "\n" not in line
+    assert serve.port_moved(settings.read({}), 7860) == ""
+    assert serve.port_moved(settings.read({"PLAYGROUND_PORT": "7861"}), 7861) == ""  # asked for: nothing moved
+
+
+@pytest.mark.slow
+def test_python_app_py_says_which_port_it_took_when_the_default_is_busy(tmp_path):
+    """`python app.py` as the README runs it, its first choice of port held by another listener."""
+    import os
+    import select
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k != "PLAYGROUND_PORT"}
+        env.update(GRADIO_SERVER_PORT=str(taken), GRADIO_ANALYTICS_ENABLED="False",
+                   PLAYGROUND_SYNTHETIC_DIR=str(tmp_path / "synthetic"), PLAYGROUND_HOST="127.0.0.1")
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=str(ROOT), env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        try:
+            said, deadline = "", time.monotonic() + 120
+            while time.monotonic() < deadline and "so this one listens" not in said and proc.poll() is None:
+                if select.select([proc.stdout], [], [], 1.0)[0]:  # a server that says nothing more never blocks this
+                    said += proc.stdout.readline()
+                if "Running on local URL" in said:
+                    deadline = min(deadline, time.monotonic() + 5)  # up: its console line comes at once or never
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert f"playground: port {taken} is taken (another server?), so this one listens on port {taken + 1}" in said, said

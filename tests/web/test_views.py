@@ -1,5 +1,6 @@
 """The page's tables keep their columns whatever a cell holds; the banner and the waiting line say what they should."""
 
+import json
 import re
 
 from playground.run.compare import CompareRow
@@ -115,6 +116,33 @@ def test_compare_ranks_two_rows_apart_only_when_every_run_beat_every_run():
     # one timed run each: no spread, so nothing is told apart
     once = [_ranked("cpu/bfloat16", 95.0, 95.0, 95.0, runs=1), _ranked("cpu/float32", 230.0, 230.0, 230.0, runs=1)]
     assert "cannot tell" in compare_views.table(once, "en")
+
+
+def test_compare_charts_show_each_medians_spread_in_the_tables_units():
+    """The walk: the charts showed medians alone beside a table that "cannot tell" which is faster, and seconds
+    beside the table's ms. The rate and TTFT charts draw each pair's lowest-to-highest run over its median bar,
+    the same figures the table brackets; the time charts are in ms, as the table writes them."""
+    rows = [_ranked("cpu/float32", 180.0, 230.0, 240.0), _ranked("cpu/bfloat16", 150.0, 200.0, 235.0)]
+    for r, (lo, mid, hi) in zip(rows, ((0.011, 0.0125, 0.019), (0.020, 0.022, 0.031))):
+        r.ttft_min_s, r.ttft_s, r.ttft_max_s, r.load_s, r.migrate_s = lo, mid, hi, 0.5, 0.0001
+    table = compare_views.table(rows, "en")
+    for col, key in compare_views.CHARTS:
+        spec = compare_views.chart_spec(rows, col, key, "en")
+        bars = spec["layer"][0]
+        assert [v["pair"] for v in bars["data"]["values"]] == ["cpu/float32", "cpu/bfloat16"]  # the table's order
+        ranges = [layer for layer in spec["layer"] if layer["mark"]["type"] == "rule"]
+        if col == "decode_tokens_per_s":
+            assert [(v["lo"], v["hi"]) for v in ranges[0]["data"]["values"]] == [(180.0, 240.0), (150.0, 235.0)]
+            assert "180.0–240.0" in table and "150.0–235.0" in table
+        elif col == "ttft_ms":
+            assert [v["value"] for v in bars["data"]["values"]] == [12.5, 22.0]  # ms: the table's "12.5 ms"
+            assert [(round(v["lo"], 3), round(v["hi"], 3)) for v in ranges[0]["data"]["values"]] == [(11, 19), (20, 31)]
+            assert "12.5 ms (11.0 ms–19.0 ms)" in table
+        else:
+            assert not ranges  # one measurement a pair: nothing to spread
+        if col in ("load_ms", "migrate_ms", "ttft_ms"):
+            assert bars["encoding"]["y"]["title"].endswith("(ms)") and "(s)" not in json.dumps(spec)
+    assert "加载（毫秒）" in json.dumps(compare_views.chart_spec(rows, "load_ms", "cmp.chart.load", "zh"), ensure_ascii=False)
 
 
 def test_compare_says_which_rows_ran_on_a_busy_machine():

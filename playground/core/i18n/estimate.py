@@ -7,6 +7,11 @@ PREFIXES = ("est", "estimate")
 TEXT: dict[str, W] = {
     "estimate.fits": W("Fits", "放得下"),
     "estimate.refused": W("Would be refused", "会被拒绝"),
+    "estimate.stale": W(
+        "Not the selection now: this estimate is for `{model}` on `{device}` in `{dtype}` at {context} tokens × "
+        "batch {batch}. Press **Estimate before loading** for what is selected.",
+        "这不是当前的选择：下面的估算针对的是 `{model}`，设备 `{device}`，数据类型 `{dtype}`，{context} 个 token × "
+        "批大小 {batch}。要估算当前选择，请按 **加载前估算**。"),
     "estimate.what": W("what", "项目"),
     "estimate.required": W("needed, with the margin", "所需（含余量）"),
     "estimate.build": W("first use: the float32 build in RAM, with the margin", "首次使用：在内存中构建 float32，含余量"),
@@ -43,6 +48,10 @@ TEXT: dict[str, W] = {
         "recently used)",
         "{where}，另加先卸载没有运行在用的模型所释放的 {frees}（先卸载你自己的，再卸载最久未用的）",
     ),
+    "est.never": W("never loads here: its float32 build needs {build} of RAM with the margin, in any dtype; this "
+                    "machine has {ram} in all",
+                    "在这台机器上永远加载不了：无论什么数据类型，它的 float32 构建都需要 {build} 内存（含余量），"
+                    "而这台机器总共只有 {ram}"),
     "est.note.build": W(
         "first use builds the float32 checkpoint in RAM ({build} with the margin)",
         "首次使用时会先在内存中构建 float32 检查点（含余量 {build}）",

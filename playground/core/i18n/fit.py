@@ -11,6 +11,9 @@ TEXT: dict[str, W] = {
         "未实测（不是以这个数据类型加载的模型）：按配置算出每个 token 在一个块里同时存活的最大张量，加上一个位置的 logits",
     ),
     "fit.title": W("Will it fit at {context} tokens × batch {batch}?", "{context} 个 token × 批大小 {batch} 放得下吗？"),
+    "fit.heading": W("**Will it fit?** At this context and batch, on each device: **Estimate before loading** "
+                     "answers.",
+                     "**放得下吗？** 按下面的上下文长度和批大小，逐个设备估算：按 **加载前估算** 查看结果。"),
     "fit.context": W("context (tokens)", "上下文（token 数）"),
     "fit.batch": W("batch", "批大小"),
     "fit.col.device": W("device", "设备"),
@@ -25,6 +28,8 @@ TEXT: dict[str, W] = {
     "fit.no": W("no", "否"),
     "fit.refused": W("no: the load is refused (see above)", "否：加载会被拒绝（见上文）"),
     "fit.beyond": W("no: the model attends over {ctx} tokens at most", "否：模型最多只能关注 {ctx} 个 token"),
+    "fit.need.load": W("to load it at all, at any context (the refusal above)", "无论上下文多长，光是加载就需要这么多（见上文的拒绝）"),
+    "fit.largest.refused": W("none: the load is refused", "无：加载会被拒绝"),
     "fit.capped": W("{n} (the model's own limit)", "{n}（模型自己的上限）"),
     "fit.none": W("0 (not even one token)", "0（连一个 token 都放不下）"),
     "fit.kv": W("KV cache per token: {formula}", "每个 token 的 KV 缓存：{formula}"),

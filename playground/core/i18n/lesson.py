@@ -8,24 +8,49 @@ TEXT: dict[str, W] = {
     # -- the tab ------------------------------------------------------------------------
     "lesson.tab": W("Start here", "从这里开始"),
     "lesson.intro": W(
-        "Nine steps through the tutorials on `model.to(device)`, in their order. Each step runs the real thing on "
+        "Nine steps through five tutorials on `model.to(device)` (T1 to T5, listed under the path), in their order. "
+        "Each step runs the real thing on "
         "**your** model (the one you loaded; the bundled one if you have none) and says what it measured, in a "
         "sentence chosen from the numbers. The link under each result opens the panel that goes deeper. The page "
         "remembers where you are.",
-        "按教程的顺序，用九步讲清 `model.to(device)`。每一步都在**你的**模型上实际运行（你加载的那个；"
+        "按五篇教程（T1 到 T5，列在路线下方）的顺序，用九步讲清 `model.to(device)`。每一步都在**你的**模型上实际运行（你加载的那个；"
         "还没加载时用内置模型），并用一句根据数字选出的话说明测到了什么。结果下面的链接会打开讲得更深的面板。"
         "页面会记住你走到了哪一步。"),
     "lesson.path": W("The path", "路线"),
+    "lesson.tutorials.title": W("The five tutorials (T1 to T5)", "五篇教程（T1 到 T5）"),
+    "lesson.tutorials": W(
+        "Five Chinese blog posts on `model.to(DEVICE)`, which this path follows and corrects where they are wrong "
+        "(the Fact-check tab tests claims quoted from them; the project's docs/lesson-map.md maps every point to the "
+        "page):\n\n"
+        "- **T1** “model.to(DEVICE) 详解：作用、后台过程与影响”: what `.to()` does, what it costs, what happens without it.\n"
+        "- **T2** “模型重要方法详解：除了 generate 之外”: forward, eval/train, parameters, state_dict, the prefill and "
+        "decode loop.\n"
+        "- **T3** “.to(device)没写对引发的'血案'与最佳实践”: a night lost to a device mismatch, and best practices "
+        "(DataLoader, loss, DataParallel, checkpoints, AMP).\n"
+        "- **T4** “pytorch .to(device)用法和原理”: `.to(device)` in a training loop, with the optimizer.\n"
+        "- **T5** “pytorch一些容易错的地方”: easy mistakes, and a summary table.",
+        "五篇讲 `model.to(DEVICE)` 的中文博客，本路线按它们展开，并在它们说错的地方加以纠正（“事实核查”标签页实测检验从中引用的说法；"
+        "项目文档 docs/lesson-map.md 把每个要点对应到页面上）：\n\n"
+        "- **T1** “model.to(DEVICE) 详解：作用、后台过程与影响”：`.to()` 做什么、代价多大、不写会怎样。\n"
+        "- **T2** “模型重要方法详解：除了 generate 之外”：forward、eval/train、parameters、state_dict，以及预填充与解码循环。\n"
+        "- **T3** “.to(device)没写对引发的'血案'与最佳实践”：一次设备不匹配熬掉的夜晚，以及最佳实践"
+        "（DataLoader、损失函数、DataParallel、检查点、AMP）。\n"
+        "- **T4** “pytorch .to(device)用法和原理”：训练循环里的 `.to(device)`，以及优化器。\n"
+        "- **T5** “pytorch一些容易错的地方”：一串容易犯的错误和一张总结表。"),
     "lesson.progress": W("Step {n} of {total}", "第 {n} 步，共 {total} 步"),
     "lesson.run": W("Run this step", "运行这一步"),
     "lesson.next": W("Next step →", "下一步 →"),
     "lesson.back": W("← Previous step", "← 上一步"),
     "lesson.deeper": W("Go deeper: {where}", "深入：{where}"),
     "lesson.running": W("Running on your model…", "正在你的模型上运行……"),
-    "lesson.measured": W("Measured just now on {model} ({device}, {dtype}), in {seconds} s:",
-                         "刚刚在 {model}（{device}，{dtype}）上测得，用时 {seconds} 秒："),
-    "lesson.measured.placed": W("Measured just now on a second copy of the bundled model, loaded with limits, in {seconds} s:",
-                                "刚刚在另一份按限制加载的内置模型上测得，用时 {seconds} 秒："),
+    "lesson.measured": W("Measured at {at} on {model} ({device}, {dtype}); the step took {took}:",
+                         "{at} 在 {model}（{device}，{dtype}）上测得；这一步用时 {took}："),
+    "lesson.measured.load": W("Measured by the load of {model} ({device}, {dtype}), which ended at {at}; this step "
+                              "read that load's report:",
+                              "由 {model}（{device}，{dtype}）的那次加载测得，加载结束于 {at}；这一步读取的是那次加载的报告："),
+    "lesson.measured.placed": W("Measured at {at} on a second copy of the bundled model, loaded with limits; the step "
+                                "took {took}:",
+                                "{at} 在另一份按限制加载的内置模型上测得；这一步用时 {took}："),
     "lesson.col.figure": W("figure", "指标"),
     "lesson.col.value": W("value", "数值"),
     "lesson.yes": W("yes", "是"),
@@ -61,20 +86,20 @@ TEXT: dict[str, W] = {
         "每个阶段分开计时给你看。"),
     "lesson.to.title": W("2. `.to()` on this machine: what moved, in bytes", "2. 这台机器上的 `.to()`：移动了什么，多少字节"),
     "lesson.to.text": W(
-        "The first tutorial says `.to()` copies every parameter and buffer to the device. It does so only when a "
+        "The first tutorial (T1) says `.to()` copies every parameter and buffer to the device. It does so only when a "
         "tensor is not there yet: `Tensor.to` returns the tensor itself otherwise. This step calls `.to()` on each "
         "of your model's tensors, as `model.to()` does, and counts the ones that came back with a new `data_ptr` "
         "(a new copy): once to the CPU, once to another dtype, which is a real copy on any device.",
-        "第一篇教程说 `.to()` 会把每个参数和缓冲区复制到设备上。其实只有张量还不在那里时才会复制，否则 "
+        "第一篇教程（T1）说 `.to()` 会把每个参数和缓冲区复制到设备上。其实只有张量还不在那里时才会复制，否则 "
         "`Tensor.to` 直接返回张量本身。这一步像 `model.to()` 那样对你模型的每个张量调用 `.to()`，统计返回时 "
         "`data_ptr` 变了（即新复制了一份）的张量：一次移到 CPU，一次转换成另一种数据类型，后者在任何设备上都会真的复制。"),
     "lesson.where.title": W("3. Where every tensor lives", "3. 每个张量在哪里"),
     "lesson.where.text": W(
         "`parameters()`, `named_parameters()`, `buffers()` and `state_dict()` list the same weights in different "
-        "ways (the second tutorial). This step reads the device and dtype of every tensor of your model and counts "
+        "ways (the second tutorial, T2). This step reads the device and dtype of every tensor of your model and counts "
         "what each of the four lists.",
         "`parameters()`、`named_parameters()`、`buffers()` 和 `state_dict()` 用不同方式列出同一批权重"
-        "（第二篇教程）。这一步读取你模型每个张量的设备和数据类型，并统计这四种方法各列出多少项。"),
+        "（第二篇教程，T2）。这一步读取你模型每个张量的设备和数据类型，并统计这四种方法各列出多少项。"),
     "lesson.forward.title": W("4. A forward pass against `generate()`", "4. 一次前向传播与 `generate()`"),
     "lesson.forward.text": W(
         "`model(input_ids)` runs the network once and returns scores (logits) for the next token at every position; "
@@ -85,23 +110,23 @@ TEXT: dict[str, W] = {
         "并统计 `generate()` 调用了你的模型多少次。"),
     "lesson.cache.title": W("5. Prefill and decode, with and without the KV cache", "5. 预填充与解码：有无 KV 缓存"),
     "lesson.cache.text": W(
-        "The second tutorial's manual loop: one forward pass over the whole prompt (prefill) fills the KV cache, "
+        "The second tutorial's (T2) manual loop: one forward pass over the whole prompt (prefill) fills the KV cache, "
         "then each new token is one forward pass over that token alone, reading the rest from `past_key_values`. "
         "This step runs that loop on your model with the cache and again without it.",
-        "第二篇教程里的手写循环：先对整个提示词做一次前向传播（预填充），填满 KV 缓存；之后每个新 token "
+        "第二篇教程（T2）里的手写循环：先对整个提示词做一次前向传播（预填充），填满 KV 缓存；之后每个新 token "
         "只对这一个 token 做一次前向传播，其余部分从 `past_key_values` 里读取。这一步在你的模型上带缓存跑一遍，"
         "再不带缓存跑一遍。"),
     "lesson.infer.title": W("6. An inference mistake, raised live", "6. 一个推理错误，实时触发"),
     "lesson.infer.text": W(
-        "The third tutorial's lost night: the model on the GPU, the inputs left on the CPU. This step runs exactly "
+        "The third tutorial's (T3) lost night: the model on the GPU, the inputs left on the CPU. This step runs exactly "
         "that mistake on your model, shows the error the installed PyTorch raises, then runs the fix.",
-        "第三篇教程里那个熬掉的夜晚：模型在 GPU 上，输入却留在 CPU 上。这一步在你的模型上原样重现这个错误，"
+        "第三篇教程（T3）里那个熬掉的夜晚：模型在 GPU 上，输入却留在 CPU 上。这一步在你的模型上原样重现这个错误，"
         "展示已安装的 PyTorch 抛出的报错，然后运行修正后的代码。"),
     "lesson.train.title": W("7. A training mistake, raised live", "7. 一个训练错误，实时触发"),
     "lesson.train.text": W(
-        "In a training loop the model moves once and the data every batch (the fourth and fifth tutorials). This "
+        "In a training loop the model moves once and the data every batch (the fourth and fifth tutorials, T4 and T5). This "
         "step runs a training step on your model with the labels left on the CPU, shows the error, then the fix.",
-        "在训练循环里，模型只移动一次，数据每个批次都要移动（第四、五篇教程）。这一步在你的模型上跑一个训练步，"
+        "在训练循环里，模型只移动一次，数据每个批次都要移动（第四、五篇教程，T4 和 T5）。这一步在你的模型上跑一个训练步，"
         "故意把标签留在 CPU 上，展示报错，再运行修正。"),
     "lesson.fit.title": W("8. When the model does not fit: the placement map", "8. 模型放不下时：放置图"),
     "lesson.fit.text": W(
@@ -241,22 +266,13 @@ TEXT: dict[str, W] = {
         "tensors agree on {agree} of {blocks} blocks.",
         "在 `{limits}` 下，全部 {blocks} 个块（{ram_bytes}）都放进了内存：没有任何块去磁盘。"
         "计划与张量实际位置在 {blocks} 个块中有 {agree} 个一致。"),
-    "lesson.speed.memory": W(
+    "lesson.speed.said": W(
         "`generate()` decoded {new} tokens at {tps} tokens/s. Reading {weights} of weights once per token at this "
-        "machine's measured {read} GB/s allows at most {bound} tokens/s: this run reached {share}% of that bound, "
-        "so memory bandwidth is what limits it.",
+        "machine's measured {read} GB/s allows at most {bound} tokens/s: this run reached {share}% of that bound. "
+        "What that share leaves open, a profile of the run answers, as the Speed tab's engines panel says it: {limit}",
         "`generate()` 以每秒 {tps} 个 token 的速度解码了 {new} 个 token。每个 token 把 {weights} 权重读一遍，"
-        "按这台机器实测的 {read} GB/s 计算，最多每秒 {bound} 个 token：这次达到了上限的 {share}%，"
-        "所以限制它的是内存带宽。"),
-    "lesson.speed.overhead": W(
-        "`generate()` decoded {new} tokens at {tps} tokens/s. Reading {weights} of weights once per token at this "
-        "machine's measured {read} GB/s allows at most {bound} tokens/s: this run reached {share}% of that bound, "
-        "so reading the weights is not what limits it; {over} ms of each token's {per} ms is per-token overhead "
-        "(Python, dispatch, small kernels).",
-        "`generate()` 以每秒 {tps} 个 token 的速度解码了 {new} 个 token。每个 token 把 {weights} 权重读一遍，"
-        "按这台机器实测的 {read} GB/s 计算，最多每秒 {bound} 个 token：这次只达到上限的 {share}%，"
-        "所以限制它的不是读取权重；每个 token 的 {per} 毫秒里有 {over} 毫秒是逐 token 的额外开销"
-        "（Python、调度、小算子）。"),
+        "按这台机器实测的 {read} GB/s 计算，最多每秒 {bound} 个 token：这次达到了上限的 {share}%。"
+        "这个比例说明不了的，由这次运行的性能剖析回答，和速度标签页的解码引擎面板说法一致：{limit}"),
     # -- the figures' names ----------------------------------------------------------------------
     "lesson.fig.load_ms": W("`from_pretrained` (ms)", "`from_pretrained`（毫秒）"),
     "lesson.fig.migrate_ms": W("`model.to(device)` at load (ms)", "加载时的 `model.to(device)`（毫秒）"),
@@ -318,7 +334,11 @@ TEXT: dict[str, W] = {
     "lesson.fig.bound": W("bandwidth bound (tokens/s)", "带宽上限（token/秒）"),
     "lesson.fig.share": W("share of the bound (%)", "达到上限的比例（%）"),
     "lesson.fig.per_ms": W("time per token (ms)", "每个 token 的耗时（毫秒）"),
-    "lesson.fig.over_ms": W("overhead per token (ms)", "每个 token 的额外开销（毫秒）"),
+    "lesson.fig.over_ms": W("time per token above the bound's (ms)", "每个 token 超出上限所需时间的部分（毫秒）"),
+    "lesson.fig.profiled": W("tokens profiled", "剖析的 token 数"),
+    "lesson.fig.matmul_share": W("matrix multiplications' share of the time (%)", "矩阵乘法占用的时间比例（%）"),
+    "lesson.fig.matmul_gbps": W("their read rate (GB/s)", "它们的读取速率（GB/s）"),
+    "lesson.fig.others": W("the largest other operators", "其他最耗时的算子"),
     "lesson.fig.f32_bytes": W("float32: weights", "float32：权重"),
     "lesson.fig.bf16_bytes": W("bfloat16: weights", "bfloat16：权重"),
     "lesson.fig.int8_bytes": W("int8: weights (scales included)", "int8：权重（含缩放因子）"),

@@ -29,6 +29,7 @@ TEXT: dict[str, W] = {
     "catalog.bundled": W("{name} (bundled, works offline)", "{name}（内置，无需联网）"),
     "catalog.hub": W("{name} (Hugging Face Hub)", "{name}（Hugging Face Hub）"),
     # the published model's layers; the bundled vocabulary makes it smaller (the load report says by how much)
+    "catalog.never": W("{label} — {why}", "{label}（{why}）"),
     "catalog.synthetic": W("{name} (the {shape} model's layers, the bundled vocabulary; random weights)",
                            "{name}（{shape} 模型的各层，配内置词表；随机权重）"),
 }

@@ -281,13 +281,20 @@ TEXT: dict[str, W] = {
     "place.cliff.intro": W(
         "The loaded model's checkpoint with 0, 1, 2, ... blocks on the disk (the last ones, as Accelerate offloads "
         "from the end): each point a fresh copy loaded with that `device_map`, one warm and one cold run, freed "
-        "before the next. The loaded model is put away meanwhile and loaded back after (the banner says so). Read "
+        "before the next. Your loaded model stays loaded and unused meanwhile (the copies come from a private copy "
+        "of its checkpoint, so RAM holds it and one copy at a time), and other runs wait until the cliff ends. Read "
         "it as: how fast each point decodes (warm: page cache; cold: the disk every token), and the disk-read bound "
         "(the disk's measured rate over the bytes read per token) beside each cold point.",
         "已加载模型的检查点，分别有 0、1、2……个块放在磁盘上（从最后的块开始，和 Accelerate 一样从末尾卸载）："
         "每个点都用对应的 `device_map` 重新加载一份副本，热运行、冷运行各一次，然后释放再测下一个点。"
-        "在此期间已加载的模型会被暂时收起，之后再加载回来（横幅会说明）。读法：每个点解码有多快"
+        "在此期间你已加载的模型保持加载、不被使用（副本来自它检查点的一份私有拷贝，所以内存里同时有它和一份副本），"
+        "其他运行要等悬崖测试结束。读法：每个点解码有多快"
         "（热：页缓存；冷：每个 token 都读磁盘），以及每个冷点旁边的磁盘读取上限（磁盘的实测速率除以每个 token 读取的字节数）。"),
+    "place.cliff.running": W(
+        "⏳ The cliff is running: {points} points, each a copy loaded, run warm and cold, and freed; the plot and the "
+        "table appear when the last point is done. Your loaded model stays loaded meanwhile.",
+        "⏳ 悬崖测试正在运行：{points} 个点，每个点加载一份副本、热运行和冷运行各一次、再释放；最后一个点完成后显示图和表。"
+        "在此期间你已加载的模型保持加载。"),
     "place.cliff.plot": W("Decode tokens/s against blocks on the disk", "解码 tokens/s 与磁盘上块数的关系"),
     "place.axis.blocks": W("blocks on the disk", "磁盘上的块数"),
     "place.axis.rate": W("tokens/s", "每秒 token 数"),

@@ -56,10 +56,11 @@ TEXT: dict[str, W] = {
     "timeline.rss_peak": W("peak RSS", "RSS 峰值"),
     "timeline.avail_min": W("lowest available", "最低可用内存"),
     "hint.fp16_cpu_slow": W(
-        "float16 on this CPU has no native support: PyTorch converts to float32 internally, so it halves "
-        "memory but runs several times slower than float32.",
-        "这颗 CPU 没有原生 float16 支持：PyTorch 会在内部转换成 float32 计算，"
-        "所以内存减半，但速度比 float32 慢好几倍。",
+        "float16 halves memory; this CPU has no native float16 arithmetic, so PyTorch converts to float32 inside "
+        "the operations. The conversion costs time and the halved reads save some: which wins depends on the "
+        "model, so no factor is given here; Compare measures both dtypes on yours.",
+        "float16 让内存减半；这颗 CPU 没有原生 float16 运算，PyTorch 会在运算内部转换成 float32。"
+        "转换要花时间，读取减半又能省时间：哪边占上风取决于模型，所以这里不给倍数；“对比”标签页会在你的模型上实测两种数据类型。",
     ),
     "hint.bf16_cpu_emulated": W(
         "bfloat16 halves memory; this CPU lacks AVX512-BF16/AMX, so matmuls are emulated and may be slower "

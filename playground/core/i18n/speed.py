@@ -303,11 +303,31 @@ TEXT: dict[str, W] = {
         "而上面的上限假设所有权重都从内存中读取。",
     ),
     "eng.limit.unknown": W("Too few tokens to measure a decode rate.", "token 太少，测不出解码速率。"),
+    "eng.busy": W("**Decode engines**: {said}", "**解码引擎**：{said}"),
+    "eng.nocache_faster": W(
+        "**Why the loop without the cache was faster here ({bare} against {cached} tokens/s, {n} tokens):** after a "
+        "{prompt}-token prompt its longest step ran {longest} tokens through the model. A step over {longest} "
+        "tokens reads the same weights as a step over one, and that read, with the per-step overhead, is most of a "
+        "step; at these lengths the cache's own work (appending each step's keys and values, attending over them) "
+        "cost more than the recomputation it saves. Without the cache a step grows with the sequence, so the cache "
+        "wins as sequences get longer: the KV cache panel above times both against the length.",
+        "**为什么这里不用缓存的循环反而更快（{bare} 对 {cached} tokens/s，{n} 个 token）：** 提示词有 {prompt} 个 token，"
+        "它最长的一步把 {longest} 个 token 过了一遍模型。对 {longest} 个 token 算一步和对一个 token 算一步读取的是同样的权重，"
+        "而读取权重加上每步的固定开销占了一步的大部分；在这个长度下，缓存自身的工作（每步追加键和值、对它们做注意力）"
+        "比它省下的重新计算还贵。不用缓存时，一步的耗时随序列变长而增加，所以序列越长缓存越占优势：上面的 KV 缓存面板"
+        "按长度给两者计了时。",
+    ),
     "eng.compiled_note": W(
-        "`static cache + torch.compile`: compiled in {seconds} s this time (0 s: reused from earlier in this "
-        "process). On a CPU its weights are given in `[out, in]` memory order so that each one-row matmul "
-        "is one parallel, vectorised loop over contiguous memory.",
-        "`static cache + torch.compile`：这次编译用了 {seconds} 秒（0 秒表示复用了本进程先前的编译结果）。"
+        "`static cache + torch.compile`: {how}. On a CPU its weights are given in `[out, in]` memory order so that "
+        "each one-row matmul is one parallel, vectorised loop over contiguous memory.",
+        "`static cache + torch.compile`：{how}。"
         "在 CPU 上，它的权重按 `[out, in]` 的内存顺序提供，这样每个单行矩阵乘都是一个在连续内存上并行、向量化的循环。",
     ),
+    "eng.compiled.now": W("compiled now, in {seconds} s", "这次现编译，用了 {seconds} 秒"),
+    "eng.compiled.reused": W("reused a compilation made earlier in this process ({seconds} s then)",
+                             "复用了本进程先前的编译结果（当时用了 {seconds} 秒）"),
+    "eng.compiled.reused_unknown": W("reused a compilation made earlier in this process",
+                                     "复用了本进程先前的编译结果"),
+    "eng.compiled.reused_cell": W("reused ({seconds} s then)", "复用（当时 {seconds} 秒）"),
+    "eng.compiled.reused_cell_unknown": W("reused", "复用"),
 }

@@ -12,7 +12,7 @@ from playground.core.i18n import t
 from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
-from playground.web import compare_views as views, handlers_compare as hc
+from playground.web import model_lists, compare_views as views, handlers_compare as hc
 from playground.web.page import PRIVATE, Page, working
 
 
@@ -29,22 +29,20 @@ def build(page: Page) -> None:
                       "label", "page.compare.pairs")
             tokens = w(gr.Slider(2, 128, value=16, step=1, label=t("page.compare.tokens", en), elem_id="cmp-tokens"),
                        "label", "page.compare.tokens")
+        page.shared.update(compare_model=model)  # its list marked once the page is open (ui.py)
         with gr.Row():
             run = w(gr.Button(t("page.compare.run", en), variant="primary", elem_id="cmp-run"), "value", "page.compare.run")
             stop = w(gr.Button(t("page.compare.stop", en), variant="stop", elem_id="cmp-stop"),
                      "value", "page.compare.stop")
         beside = gr.Markdown(elem_id="cmp-beside")
         with gr.Row(elem_id="cmp-charts"):
-            charts = [gr.BarPlot(x="pair", y=col, height=260, elem_classes=["cmp-chart"], min_width=200,
-                                 **views.chart_words([], col, key, en))
-                      for col, key in views.CHARTS]
+            charts = [gr.Plot(elem_classes=["cmp-chart"], min_width=200, show_label=False) for _ in views.CHARTS]
         table = gr.Markdown(elem_id="cmp-table")
         files = w(gr.File(label=t("page.compare.files", en), file_count="multiple", elem_id="cmp-files"),
                   "label", "page.compare.files")
         result = gr.State(None)  # (rows, what they ran beside, visitors waiting); inside the tab (a child of gr.Tabs)
     run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
-              api_visibility="private", **working(table)
-              ).success(hc.ui_compare_charts, [result, page.lang], charts, **PRIVATE)  # drawn after: see hc.ui_compare
+              api_visibility="private", **working(table))
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
-    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=catalog.choices(lang))],
+    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=model_lists.model_choices(lang))],
                      [*charts, table, beside, model], [result])

@@ -8,7 +8,7 @@ import gradio as gr
 from playground.core.i18n import t
 from playground.hw import devices
 from playground.load import catalog, synthetic
-from playground.web import handlers_placement as hp, views_placement as pv
+from playground.web import handlers_placement as hp, model_lists, views_placement as pv
 from playground.web.page import PRIVATE, Page, working
 
 DEFAULT_MODEL = "synthetic/gpt2-small"
@@ -76,6 +76,8 @@ def build(page: Page) -> None:
         s_md = gr.Markdown(elem_id="straight-out")
         shown, cost_s, cliff_s, straight_s = (gr.State(None) for _ in range(4))
 
+    page.shared.update(place_model=model)  # its list marked once the page is open (ui.py)
+
     def joined(disk_on, *values):
         return hp.limits_from(names, list(values), disk_on)
 
@@ -83,12 +85,13 @@ def build(page: Page) -> None:
         comp.change(joined, [disk, *fields], limits, **PRIVATE)
     plan_btn.click(hp.ui_plan, [model, dtype, limits, page.lang], [picture, out, shown], api_visibility="private",
                    **working(out))
-    load_btn.click(hp.ui_load_placed, [model, dtype, limits, page.lang], [picture, out, page.status, shown],
+    load_btn.click(hp.ui_load_placed, [model, dtype, limits, page.lang],
+                   [picture, out, page.status, shown, page.shared["loaded_elsewhere"]],
                    api_visibility="private", **working(out))
     show_btn.click(hp.ui_map, page.lang, [picture, out, shown], api_visibility="private", **working(out))
     cost_btn.click(hp.ui_cost, page.lang, [cost_md, cost_s], api_visibility="private", **working(cost_md))
     cliff_btn.click(hp.ui_cliff, [blocks, page.lang], [plot, cliff_md, page.status, cliff_s], api_visibility="private",
                     **working(cliff_md))
     s_btn.click(hp.ui_straight, [s_device, s_dtype, page.lang], [s_md, straight_s], api_visibility="private", **working(s_md))
-    page.on_language(lambda lang: [gr.update(choices=catalog.choices(lang))], [model])
+    page.on_language(lambda lang: [gr.update(choices=model_lists.model_choices(lang))], [model])
     page.on_language(hp.rerender, [picture, out, cost_md, plot, cliff_md, s_md], [shown, cost_s, cliff_s, straight_s])

@@ -16,7 +16,7 @@ from playground.core.paths import BUNDLED_NAME
 from playground.hw import devices
 from playground.lab import scenarios
 from playground.load import catalog
-from playground.web import handlers as h, handlers_memory as hm, views
+from playground.web import handlers as h, handlers_memory as hm, handlers_placement as hp, views
 from playground.web.tabs import lab_scripts
 from playground.web.page import LANE, PRIVATE, Page, working
 
@@ -45,7 +45,9 @@ def build(page: Page) -> None:
                     load_btn = w(gr.Button(t("page.load", en), variant="primary", elem_id="load"),
                                  "value", "page.load")
                     est_btn = w(gr.Button(t("page.estimate", en), elem_id="estimate"), "value", "page.estimate")
-                with gr.Row():  # "will it fit?": the estimate at this context and batch, on each device
+                # "will it fit?": the estimate at this context and batch, on each device
+                w(gr.Markdown(t("fit.heading", en), elem_id="fit-heading"), "value", "fit.heading")
+                with gr.Row():
                     fit_ctx = w(gr.Number(256, precision=0, minimum=1, label=t("fit.context", en),
                                           elem_id="fit-context", min_width=120), "label", "fit.context")
                     fit_batch = w(gr.Number(1, precision=0, minimum=1, label=t("fit.batch", en),
@@ -117,7 +119,11 @@ def build(page: Page) -> None:
         report_s, est_s, timeline_s, stats_s, lab_s, room_s, ledger_s = (gr.State(None) for _ in range(7))
         # the model the results were made with, and (it, the model loaded now) for the stale line
         made_s, stale_s = gr.State(None), gr.State(None)
+        # set by a load made on another tab (Placement's "Load with these limits"): what was picked there
+        loaded_elsewhere = gr.State(None)
     page.shared.update(mistake=mistake, break_on=break_on)  # the Diagnose tab opens a mistake here
+    page.shared.update(loaded_elsewhere=loaded_elsewhere)  # the Placement tab's load replaces the visitor's model
+    page.shared.update(play_model=model)  # its list marked once the page is open (ui.py)
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
@@ -128,10 +134,21 @@ def build(page: Page) -> None:
                    ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
                           ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
                                  ).then(h.ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
+    # Another tab's load replaced the model: the selection and the load's results follow it, as after Load
+    loaded_elsewhere.change(hp.ui_loaded_elsewhere, [loaded_elsewhere, page.lang],
+                            [model, device, dtype, report_md, report_json, timeline, peaks_md, report_s, timeline_s,
+                             ledger_proc, ledger_dev, ledger_md, ledger_s, load_note], **PRIVATE
+                            ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
+                                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
+                                          ).then(h.ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
     est_btn.click(hm.ui_estimate, [model, device, dtype, fit_ctx, fit_batch, page.lang], [est_md, est_s],
                   api_visibility="private", **working(est_md))
+    # an estimate made for another selection says so, as soon as the selection changes
+    for comp in (model, device, dtype, fit_ctx, fit_batch):
+        comp.change(hm.ui_estimate_follows, [est_s, model, device, dtype, fit_ctx, fit_batch, page.lang],
+                    [est_md, est_s], **PRIVATE)
     # max_new_tokens' top follows what the prompt leaves of the context, as the visitor types
     for comp in (prompt, chat):
         comp.change(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s],

@@ -26,6 +26,10 @@ def build(page: Page) -> None:
             with gr.Column(scale=1, min_width=260):
                 path = w(gr.Radio(views.step_choices(en), value=FIRST, label=t("lesson.path", en),
                                   elem_id="lesson-path"), "label", "lesson.path")
+                # the tutorials the steps name (T1 to T5): what each taught, so that a visitor can find them
+                with w(gr.Accordion(t("lesson.tutorials.title", en), open=False, elem_id="lesson-tutorials"),
+                       "label", "lesson.tutorials.title"):
+                    w(gr.Markdown(t("lesson.tutorials", en)), "value", "lesson.tutorials")
             with gr.Column(scale=3):
                 text = gr.Markdown(views.step_markdown(FIRST, en), elem_id="lesson-step")
                 run = w(gr.Button(t("lesson.run", en), variant="primary", elem_id="lesson-run"), "value", "lesson.run")
