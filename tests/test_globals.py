@@ -77,6 +77,15 @@ MUTABLE_GLOBALS = {
                                                "the process runs, and building the largest on meta takes a second",
     "playground.load.estimate._meta_facts": "facts of a model built on the meta device per (config, dtype), 64 at "
                                             "most: building one takes a while and the answer never changes",
+    "playground.load.estimate._quantized_bytes": "a model's weight bytes once quantized as int8 or int4, per (config, "
+                                                 "dtype), 16 at most: quantizing on meta takes a while and the "
+                                                 "answer never changes",
+    "playground.load.quantize.torchao": "torchao.quantization, imported once (seconds), its import's log lines kept "
+                                        "off the console",
+    "playground.load.quantize.offload_refusal": "what Accelerate's offload hooks raise on an int8 weight, tried once "
+                                                "per process on a small layer: the installed libraries do not change",
+    "playground.load.quantize.refused": "torchao's packed int4 formats and what each raised here, tried once per "
+                                        "process on a small layer: the installed libraries do not change",
     "playground.lab.library_text.contains": "whether the installed libtorch holds a string, 64 answers at most (the "
                                             "answers are kept, not the library's data)",
     "playground.lab.gpu_wording._fragments": "the literal pieces of torch's two device-check messages, read once out "

@@ -183,6 +183,7 @@ def test_the_collector_reads_each_way_a_key_is_written(text, found):
 # Where a plain UserError("English") may still be raised: only places no page reaches, each with why.
 ENGLISH_ONLY = {
     "tools/cli.py": "the CLI's own argument errors",
+    "tools/console.py": "the command line's parser (its argument errors), shared by the CLI and the benches",
     "tools/bench.py": "python -m playground.bench's arguments",
     "tools/selfcheck.py": "python -m playground selfcheck's --device",
     "tools/space.py": "python -m playground.space's output folder",
