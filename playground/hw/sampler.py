@@ -186,6 +186,11 @@ class Sampler:
     def _read(self) -> None:
         sample = self._sample()
         with self._lock:
+            # a mark may have come between the reading and this lock (the thread descheduled on a busy machine):
+            # a reading taken after the last phase started is that phase's, whatever `_phase` said when it was taken
+            if self.spans and sample.t > self.spans[-1].start:
+                last = self.spans[-1]
+                sample.phase = last.name if last.end is None or sample.t <= last.end else ""
             self.samples.append(sample)
 
     # -- results -----------------------------------------------------------

@@ -166,3 +166,21 @@ def test_the_timelines_vram_lines_rise_through_a_load_by_the_weights(device, poo
                    nvml_rise=(max(nvml) - min(nvml)) if nvml else None)
     assert len(alloc) >= 3
     assert rise >= 0.9 * r.weights_bytes
+
+
+def test_a_reading_appended_after_a_late_mark_takes_the_phase_its_time_falls_in(monkeypatch):
+    """A busy machine: the thread took a reading in prefill's time, was descheduled, and a mark with `at` moved the
+    boundary back before the reading; the reading, appended after the relabelling, is the decode's all the same."""
+    with Sampler(hz=1) as s:  # a reading a second: the readings in these few ms are the test's
+        t0 = s.started
+        s.mark("prefill")
+        time.sleep(0.01)
+        first_token = time.perf_counter()
+        time.sleep(0.01)
+        taken = s._sample()  # read while prefill was still the phase
+        assert taken.phase == "prefill"
+        s.mark("decode", at=first_token)
+        monkeypatch.setattr(s, "_sample", lambda: taken)
+        s._read()  # appended only now
+        monkeypatch.undo()
+    assert taken.t > first_token - t0 and taken.phase == "decode"
