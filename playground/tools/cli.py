@@ -2,6 +2,7 @@
 
     python -m playground report            # the bundled model, the best device, its recommended dtype
     python -m playground report --model shakespeare-gpt2 --device cpu --dtype bfloat16 --json
+    python -m playground report --model synthetic/llama-42m --device cpu --dtype int8 --json
     python -m playground report --model synthetic/gpt2-small --limits cpu=200MB,disk
     python -m playground selfcheck --json  # the device tests, one verdict each
     python -m playground gpu-run out/h100  # the prepared run for a lent GPU machine (docs/gpu.md)
@@ -45,8 +46,9 @@ def _report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None,
                    help="cpu, cuda, cuda:N, mps or auto (default: the best available: a GPU, then MPS, then the CPU)")
     p.add_argument("--dtype", default=None,
-                   help="float32, float16, bfloat16 or auto (default: the one the device computes natively in "
-                        "16 bits, else float32)")
+                   help="float32, float16, bfloat16, auto, or int8 / int4 (weights quantized by torchao after a "
+                        "float32 load; docs/dtypes.md) (default: the one the device computes natively in 16 bits, "
+                        "else float32)")
     p.add_argument("--prompt", default=DEFAULT_PROMPT, help=f"text to continue (default {DEFAULT_PROMPT!r})")
     p.add_argument("--max-new-tokens", default="64", help="token budget, 1 to PLAYGROUND_MAX_NEW_TOKENS (default 64)")
     p.add_argument("--temperature", default=str(SAMPLED["temperature"]),

@@ -137,7 +137,7 @@ DTYPE_FAMILIES = [
     # -- float16 overflow: sampling from scores that reached inf or nan
     # https://github.com/ProjectD-AI/llama_inference/issues/11 (torch.multinomial in a hand-written sampler)
     ("overflow", "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0", "fp16-overflow"),
-    # https://github.com/InternLM/xtuner/issues/573 (the wording without backticks)
+    # https://github.com/HUANGLIZI/VisionUnite/issues/1 (the wording without backticks, as pasted there)
     ("overflow", "RuntimeError: probability tensor contains either inf, nan or element < 0", "fp16-overflow"),
     # -- NumPy dtypes
     # https://github.com/pytorch/pytorch/issues/110285

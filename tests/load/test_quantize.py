@@ -67,11 +67,17 @@ def test_a_llama_loads_quantized_its_ledger_weights_are_the_quantized_tensors_an
 
 
 @pytest.mark.slow
-def test_gpt2_loads_in_int8_and_says_nothing_could_be_quantized():
-    lm = load("shakespeare-gpt2", "cpu", "int8")
+@pytest.mark.parametrize("name", ["shakespeare-gpt2", "synthetic/gpt2-small"])
+def test_gpt2_loads_in_int8_and_says_nothing_could_be_quantized(name):
+    """GPT-2's projections are Conv1D and its head is the embedding's own tensor: int8 loads, quantizes nothing,
+    and the ledger's weights are float32's, counted from the tensors."""
+    lm = load(name, "cpu", "int8")
     q = lm.report.quantized
     assert q.quantized == 0 and q.weights_after == q.weights_before == census.weights_bytes(lm.model)
     assert {s["reason"] for s in q.skipped} == {"embedding", "tied", "not_linear"}
+    assert next(s for s in q.skipped if s["reason"] == "not_linear")["kinds"] == ["Conv1D"]
+    weights = next(p for p in lm.report.ledger if p.part == "weights")
+    assert abs(weights.bytes - q.weights_after) <= 0.01 * q.weights_after
     assert lm.report.dtype_reason.key == "quant.reason_none"
 
 
