@@ -28,7 +28,8 @@ ALLOWED = {
     # names: models, libraries, formats, hardware
     "shakespeare-gpt2", "gpt2", "distilgpt2", "GPT-2", "PyTorch", "Transformers", "Accelerate", "Hugging", "Face",
     "Hub", "safetensors", "Python", "Gradio", "AMD", "EPYC", "Apple", "MPS", "CUDA", "CPU", "GPU", "NVML", "NVIDIA", "PCIe", "Inductor",
-    "AVX512-BF16", "AMX", "psutil", "macOS", "Jinja", "torch", "playground",
+    "AVX512-BF16", "AMX", "psutil", "macOS", "Jinja", "torch", "torchao", "playground",
+    "Embedding",  # PyTorch's class, named where int8 skips it (a single capital: not caught by the CamelCase rule)
     # devices and dtypes, as PyTorch spells them
     "cpu", "cuda", "mps", "auto", "meta", "float32", "float16", "bfloat16", "bf16", "fp16",
     # the playground's technical words (parameters, API names), kept as written in Chinese text too
@@ -38,7 +39,7 @@ ALLOWED = {
     "from_pretrained", "device_map", "hf_device_map", "mmap", "VRAM", "Hz", "Δ", "EOS", "JSON",
     # terms the Chinese prose gives in parentheses, as written in the code and the libraries' docs
     "prefill", "decode", "tied", "fake", "tensor", "traceback", "Traceback", "Transformer", "addmm", "mat1", "mat2",
-    "int64", "int32", "int8", "uint8", "bool",
+    "int64", "int32", "int8", "int4", "uint8", "bool",
     # units
     "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "GB", "MB", "KB",
 }
