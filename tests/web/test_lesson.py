@@ -20,7 +20,8 @@ from playground.web import handlers_lesson as hl, lesson, views_lesson as views
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Words the Chinese sentences may keep in English: names of code, devices, dtypes, units, libraries, the model.
 NAMES = {"MB", "GB", "B", "KiB", "MiB", "GiB", "KV", "GPU", "token", "logits", "cpu", "float32", "bfloat16", "int8", "disk", "Accelerate", "PyTorch",
-         "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python", "generate"}  # generate(): an engine's name
+         "bytes", "FakeTensorDeviceMismatchError", "RuntimeError", "Python", "generate",  # generate(): an engine's name
+         "torchao"}
 
 
 def numbers_outside_quotes(sentence: str) -> list[str]:

@@ -145,11 +145,11 @@ TEXT: dict[str, W] = {
     "lesson.dtype.title": W("10. What a dtype changes: float32, bfloat16 and int8", "10. 数据类型改变了什么：float32、bfloat16 和 int8"),
     "lesson.dtype.text": W(
         "A dtype is a trade: fewer bytes per weight against the numbers the model computes with. int8 here is "
-        "weight-only (torchao): each nn.Linear keeps int8 values and a float32 scale per row, and each step turns "
+        "weight-only (torchao): each `nn.Linear` keeps int8 values and a float32 scale per row, and each step turns "
         "them back into float32 to multiply. This step runs your model in float32, bfloat16 and int8 through "
         "Compare and measures the weights' bytes, the decode rate and how many next-token choices stay float32's.",
         "数据类型是一种取舍：每个权重更少的字节，换来模型计算所用的数字变了。这里的 int8 只量化权重（torchao）："
-        "每个 nn.Linear 保存 int8 数值和每行一个 float32 缩放因子，每一步都要先变回 float32 再相乘。"
+        "每个 `nn.Linear` 保存 int8 数值和每行一个 float32 缩放因子，每一步都要先变回 float32 再相乘。"
         "这一步通过“对比”把你的模型分别以 float32、bfloat16 和 int8 运行，测量权重字节数、解码速度，"
         "以及有多少个下一个 token 的选择与 float32 相同。"),
     # -- the sentences the measurements choose -------------------------------------------------
@@ -356,11 +356,11 @@ TEXT: dict[str, W] = {
     "lesson.dtype.said.none": W(
         "float32 holds {f32} and decodes {f32_tps} tokens/s; bfloat16 holds {bf16} at {bf16_tps} tokens/s and chose "
         "float32's next token at {bf16_same} of {n} positions. int8 changed nothing on this model ({int8} at "
-        "{int8_tps} tokens/s): torchao quantizes nn.Linear weights, and none of its weight matrices could be: "
+        "{int8_tps} tokens/s): torchao quantizes `nn.Linear` weights, and none of its weight matrices could be: "
         "{skipped}.",
         "float32 占 {f32}，解码每秒 {f32_tps} 个 token；bfloat16 占 {bf16}，每秒 {bf16_tps} 个 token，"
         "在 {n} 个位置中有 {bf16_same} 个选了和 float32 相同的下一个 token。int8 在这个模型上什么也没改变"
-        "（{int8}，每秒 {int8_tps} 个 token）：torchao 量化的是 nn.Linear 的权重，而它的权重矩阵一个也不能量化：{skipped}。"),
+        "（{int8}，每秒 {int8_tps} 个 token）：torchao 量化的是 `nn.Linear` 的权重，而它的权重矩阵一个也不能量化：{skipped}。"),
     "lesson.dtype.said.some": W(
         "float32 holds {f32} and decodes {f32_tps} tokens/s; bfloat16 holds {bf16} at {bf16_tps} tokens/s and chose "
         "float32's next token at {bf16_same} of {n} positions; int8 ({layers} weight matrices quantized) holds {int8}, "
@@ -382,6 +382,6 @@ TEXT: dict[str, W] = {
     "lesson.fig.int8_share": W("int8 weights ÷ float32 weights", "int8 权重 ÷ float32 权重"),
     "lesson.dtype.skip.embedding": W("its embeddings (lookups)", "它的词嵌入（查表）"),
     "lesson.dtype.skip.tied": W("its output head (the embedding's own tensor)", "它的输出头（就是词嵌入那个张量）"),
-    "lesson.dtype.skip.not_linear": W("its {kinds} layers (not nn.Linear)", "它的 {kinds} 层（不是 nn.Linear）"),
+    "lesson.dtype.skip.not_linear": W("its `{kinds}` layers (not `nn.Linear`)", "它的 `{kinds}` 层（不是 `nn.Linear`）"),
     "lesson.dtype.skip.group": W("layers whose inputs do not split into groups", "输入维度不能按组切分的层"),
 }
