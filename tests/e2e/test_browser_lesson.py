@@ -1,5 +1,5 @@
 """The guided path in a real browser, as a newcomer walks it: open the page (it opens on "Start here"), run
-each of the nine steps in English, then again in Chinese, and check each shown sentence against the numbers in
+each of the steps in English, then again in Chinese, and check each shown sentence against the numbers in
 the figures' table beside it; the page remembers the step across a reload and a language switch; "Go deeper"
 opens the panel's tab; the Chinese walk shows no stray English. Screenshots of every step in both languages go
 to artifacts/lesson/, and the walk's machine time to artifacts/lesson/walk.json.
@@ -22,6 +22,7 @@ START_TAB = True  # the page fixture leaves the page where a visitor lands
 VIEWPORT = {"width": 1366, "height": 900}
 SHOTS = ARTIFACTS / "lesson"
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+TAB_LABELS = {"play": "Playground", "speed": "Speed", "inspect": "Inspect", "placement": "Placement", "compare": "Compare"}
 
 # The sentence's prose, as shown: code spans and the libraries' quoted messages left out.
 PROSE = """(sel) => { const e = document.querySelector(sel).cloneNode(true);
@@ -102,10 +103,11 @@ def test_the_guided_path_end_to_end_in_both_languages(page):
     page.reload()
     page.wait_for_selector("#lesson-run", timeout=60_000)
     _wait_text(page, "#lesson-step", f"Step {len(lesson.STEPS)} of", 15_000)
-    # Go deeper opens the tab holding the step's panel
+    # Go deeper opens the tab holding the step's panel (the last step: Compare's dtype table)
+    last = lesson.STEPS[-1]
     page.locator("#lesson-deeper").click()
-    page.wait_for_selector("#eng-out", state="attached", timeout=15_000)
-    assert page.locator("button[role=tab][aria-selected=true]").inner_text().strip() == "Speed"
+    page.wait_for_selector("#" + last.panel.removeprefix("panel:"), state="attached", timeout=15_000)
+    assert page.locator("button[role=tab][aria-selected=true]").inner_text().strip() == TAB_LABELS[last.tab]
     page.locator("button[role=tab]", has_text=re.compile("^Start here$")).click()
     # the language switch keeps the step, and says the result again in Chinese
     r = run_step(page, len(lesson.STEPS), "en")

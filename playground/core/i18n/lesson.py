@@ -8,12 +8,12 @@ TEXT: dict[str, W] = {
     # -- the tab ------------------------------------------------------------------------
     "lesson.tab": W("Start here", "从这里开始"),
     "lesson.intro": W(
-        "Nine steps through five tutorials on `model.to(device)` (T1 to T5, listed under the path), in their order. "
-        "Each step runs the real thing on "
+        "Nine steps through five tutorials on `model.to(device)` (T1 to T5, listed under the path), in their order, "
+        "then a tenth: what a dtype changes. Each step runs the real thing on "
         "**your** model (the one you loaded; the bundled one if you have none) and says what it measured, in a "
         "sentence chosen from the numbers. The link under each result opens the panel that goes deeper. The page "
         "remembers where you are.",
-        "按五篇教程（T1 到 T5，列在路线下方）的顺序，用九步讲清 `model.to(device)`。每一步都在**你的**模型上实际运行（你加载的那个；"
+        "按五篇教程（T1 到 T5，列在路线下方）的顺序，用九步讲清 `model.to(device)`，第十步看数据类型改变了什么。每一步都在**你的**模型上实际运行（你加载的那个；"
         "还没加载时用内置模型），并用一句根据数字选出的话说明测到了什么。结果下面的链接会打开讲得更深的面板。"
         "页面会记住你走到了哪一步。"),
     "lesson.path": W("The path", "路线"),
