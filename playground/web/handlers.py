@@ -169,14 +169,15 @@ def ui_release(request: gr.Request) -> None:
 
 
 def ui_room(prompt: object, chat_template: object, session: str) -> tuple[int | None, int | None]:
-    """(prompt tokens, context) of the visitor's model for this prompt; (None, None) when it cannot say."""
-    if not isinstance(prompt, str) or not prompt.strip():
-        current = POOL.current(session)
-        return None, current[0].context_length if current else None
+    """(prompt tokens, context) of the visitor's model for this prompt; the prompt's count is None when there is
+    no prompt to count or the prompt is refused (the Generate button says why, when pressed); (None, None) before
+    a load. Anything else that fails is an error, and the page shows it."""
+    current = POOL.current(session)
     try:
-        return POOL.room(session, prompt, bool(chat_template))
-    except Exception:  # a prompt the tokenizer refuses: the Generate button says why
-        return None, None
+        prompt = inputs.check_prompt(prompt)
+    except UserError:
+        return None, current[0].context_length if current else None
+    return POOL.room(session, prompt, bool(chat_template))
 
 
 def slider_update(room: tuple, value: object, lang: str):

@@ -1,5 +1,7 @@
 """The page's and the API's handlers: one check at the edge, typed values inward, errors in the page's language."""
 
+from types import SimpleNamespace
+
 import gradio as gr
 import pytest
 
@@ -125,6 +127,25 @@ def test_the_page_is_told_at_most_four_times_a_second_and_always_the_last(monkey
     assert text(last["output"]) == "x" * n and "length" not in last["stats_md"] and last["stats_s"]["finish_reason"] == "length"
     if step_s >= pace.PAGE_EVERY:
         assert len(out) == n + 1  # every token, and the final update
+
+
+def test_a_refused_prompt_leaves_the_count_blank_and_any_other_failure_surfaces(monkeypatch):
+    """The slider's top follows the prompt as it is typed: a prompt the edge refuses is not counted (Generate says
+    why when pressed); a failure nobody expected is raised, for Gradio to show, not swallowed."""
+    report = SimpleNamespace(context_length=256)
+    monkeypatch.setattr(handlers.POOL, "current", lambda session: (report, None))
+    counted: list = []
+    monkeypatch.setattr(handlers.POOL, "room", lambda session, prompt, chat: counted.append(prompt) or (3, 256))
+    assert handlers.ui_room("ROMEO:", True, "s") == (3, 256)
+    assert handlers.ui_room("a\x00b", True, "s") == (None, 256)
+    assert handlers.ui_room("   ", True, "s") == (None, 256)
+    assert counted == ["ROMEO:"]
+
+    def broken(*args):
+        raise RuntimeError("the tokenizer's own failure")
+    monkeypatch.setattr(handlers.POOL, "room", broken)
+    with pytest.raises(RuntimeError, match="own failure"):
+        handlers.ui_room("ROMEO:", True, "s")
 
 
 def test_the_slider_keeps_a_value_set_while_its_update_was_on_the_way():
