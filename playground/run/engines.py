@@ -177,7 +177,7 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
     say(0.05, phrase("eng.progress.generate"))
     ref, stamps, n_prompt = generate_ids(model, tokenizer, device, prompt, max_new_tokens)  # in a thread of its own
-    finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
+    finish = generation.finish_reason(ref, loop.eos_ids(model), max_new_tokens, False)
     rows = [make_row("generate", ref, stamps, None, bound, finish=finish)]
     say(0.15, phrase("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")

@@ -23,7 +23,7 @@ from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
 from playground.hw import devices
 from playground.load.estimate import context_length
-from playground.run.loop import eos_ids  # noqa: F401  (the ids every engine stops at, named here too)
+from playground.run.loop import eos_ids
 
 # Every decode engine by its one name: the API's `engine=` takes these three, each result carries its
 # engine's name (`engine`), and the page's words for them are the i18n keys `engine.<name>`.

@@ -30,10 +30,11 @@ from playground.lab.factcheck import render as facts_render
 from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
 from playground.run.pool import POOL
+# the load report and the generation's stats are rendered where the CLI prints them from too
+from playground.run.render import ledger_markdown, per_token_markdown, stats_markdown
 from playground.web import snippet as code, views
 from playground.web.lab_runs import run_lab
-from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
-                                   ui_stale, ui_timeline, ui_timeline_data)
+from playground.web.results import page_lang, refused, session_of
 from playground.web.page import waiting
 
 
@@ -144,7 +145,7 @@ def ui_ledger(book: tuple | None, lang: str) -> tuple:
     chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had
     before; emptied first, it draws the new)."""
     parts, moment = book or ([], "after_load")
-    return gr.BarPlot(value=None), gr.BarPlot(value=None), views.ledger_markdown(parts, page_lang(lang), moment)
+    return gr.BarPlot(value=None), gr.BarPlot(value=None), ledger_markdown(parts, page_lang(lang), moment)
 
 
 def ui_ledger_plots(book: tuple | None, lang: str) -> tuple:
@@ -216,7 +217,7 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
 def relang_stats(lang: str, d: dict | None) -> str:
     if not d:
         return ""
-    return views.stats_markdown(views.stats_from_dict(d), lang) + views.per_token_markdown(d, lang)
+    return stats_markdown(views.stats_from_dict(d), lang) + per_token_markdown(d, lang)
 
 
 def ui_decoding(mode: str):

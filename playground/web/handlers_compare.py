@@ -20,10 +20,11 @@ from playground.load import catalog
 from playground.run import compare as matrix
 from playground.run.pool import POOL
 from playground.web import compare_views as cmp_views
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.handlers import gr_errors, ui_status
 from playground.web.model_lists import model_choices
 from playground.web.pace import paced
 from playground.web.page import answers, waiting
+from playground.web.results import page_lang, session_of
 
 CHARTS = tuple(f"chart_{col}" for col, _ in cmp_views.CHARTS)  # the five charts' names, in the page's order
 

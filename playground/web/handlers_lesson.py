@@ -13,8 +13,9 @@ import gradio as gr
 
 from playground.core.i18n import t
 from playground.web import lesson, views_lesson as views
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.handlers import gr_errors, ui_status
 from playground.web.page import answers, waiting
+from playground.web.results import page_lang, session_of
 
 SHOWN = ("text", "said", "figures", "deeper", "at", "back", "next")  # what choosing a step shows
 

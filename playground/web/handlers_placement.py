@@ -25,8 +25,9 @@ from playground.load.catalog import ModelSource
 from playground.run import cliff
 from playground.run.pool import POOL
 from playground.web import views_placement as pv
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.handlers import gr_errors, ui_status
 from playground.web.page import answers, waiting
+from playground.web.results import page_lang, session_of
 
 CLIFF_MAX = 48  # the most blocks one cliff offloads (GPT-2 XL has 48): each point is a load and three generations
 

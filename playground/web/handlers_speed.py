@@ -28,8 +28,9 @@ from playground.load.loader import LoadedModel
 from playground.run import engines as decode_engines, kvcache
 from playground.run.pool import POOL
 from playground.web import views_speed as views
-from playground.web.handlers import gr_errors, page_lang, session_of
+from playground.web.handlers import gr_errors
 from playground.web.page import waiting
+from playground.web.results import page_lang, session_of
 
 ENGINE_MAX_TOKENS = 256  # the cache-less loop costs O(n^2): beyond this it takes minutes on a big model
 KV_TOKENS = 256  # how far the KV-cache measurement decodes (less where the context is shorter)

@@ -27,6 +27,7 @@ from playground.lab import render, scenarios
 from playground.load import catalog, loader
 from playground.run.decode import check_engine
 from playground.run.pool import POOL
+from playground.run.render import report_markdown, stats_markdown
 from playground.web import handlers as h, handlers_memory as hm, lab_runs, views
 from playground.web.model_lists import model_choices
 from playground.web.pace import Pace
@@ -208,7 +209,7 @@ def loaded(report: loader.LoadReport, session: str, lang: str) -> dict:
     timeline = ui_timeline_data(session)
     d = report.to_dict()
     book = (d["ledger"], "after_load")
-    return dict(report_md=views.report_markdown(report, lang), report_json=d, **timeline_panel(timeline, lang),
+    return dict(report_md=report_markdown(report, lang), report_json=d, **timeline_panel(timeline, lang),
                 report_s=report, timeline_s=timeline, **ledger_panel(book, lang), ledger_s=book, load_note="")
 
 
@@ -281,7 +282,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                 # the box shows again (a lab run hid it) with the first token; after it, the text alone
                 out = gr.update(value=text, visible=True) if first else text
                 first = False
-                yield dict(output=out, stats_md=views.stats_markdown(views.stats_from_dict(d), lang), lab_md="",
+                yield dict(output=out, stats_md=stats_markdown(views.stats_from_dict(d), lang), lab_md="",
                            lab_s=None, run_note="")
     except UserError as e:
         yield dict(run_note=refused(e, lang))
@@ -300,7 +301,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
          "decoding", "devices_md", "ledger_proc", "ledger_dev", "ledger_md")
 def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new, book) -> dict:
     """Every result of the Playground tab, said again in `lang`."""
-    return dict(report_md=views.report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
+    return dict(report_md=report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
                 est_md=views.estimate_fit_markdown(estimate_, lang), **timeline_panel(timeline, lang),
                 stats_md=h.relang_stats(lang, stats),
                 lab_md=render.result_markdown(lab, lang) if lab is not None else "",
