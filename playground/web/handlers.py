@@ -140,18 +140,18 @@ def estimate(model: str, dtype: str) -> dict:
 # Each returns its result twice: rendered in the page's language, and as data for a gr.State, so that
 # switching the language renders it again (the `relang_*` functions) instead of wiping it.
 
-def ui_ledger(book: tuple | None, lang: str) -> tuple:
+def ui_ledger(ledger_moment: tuple | None, lang: str) -> tuple:
     """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
     chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had
     before; emptied first, it draws the new)."""
-    parts, moment = book or ([], "after_load")
+    parts, moment = ledger_moment or ([], "after_load")
     return gr.BarPlot(value=None), gr.BarPlot(value=None), ledger_markdown(parts, page_lang(lang), moment)
 
 
-def ui_ledger_plots(book: tuple | None, lang: str) -> tuple:
-    """The ledger's two stacked-bar plots in `lang`; `book`: (part dicts, moment)."""
+def ui_ledger_plots(ledger_moment: tuple | None, lang: str) -> tuple:
+    """The ledger's two stacked-bar plots in `lang`; `ledger_moment`: (part dicts, moment)."""
     lang = page_lang(lang)
-    proc, whole = views.ledger_frames((book or ([], ""))[0], lang)
+    proc, whole = views.ledger_frames((ledger_moment or ([], ""))[0], lang)
     return (gr.BarPlot(value=proc, **views.ledger_words(lang, "process")),
             gr.BarPlot(value=whole, **views.ledger_words(lang, "device")))
 
@@ -169,7 +169,7 @@ def ui_release(request: gr.Request) -> None:
     POOL.release(session)
 
 
-def ui_room(prompt: object, chat_template: object, session: str) -> tuple[int | None, int | None]:
+def prompt_and_context(prompt: object, chat_template: object, session: str) -> tuple[int | None, int | None]:
     """(prompt tokens, context) of the visitor's model for this prompt; the prompt's count is None when there is
     no prompt to count or the prompt is refused (the Generate button says why, when pressed); (None, None) before
     a load. Anything else that fails is an error, and the page shows it."""
@@ -178,15 +178,15 @@ def ui_room(prompt: object, chat_template: object, session: str) -> tuple[int | 
         prompt = inputs.check_prompt(prompt)
     except UserError:
         return None, current[0].context_length if current else None
-    return POOL.room(session, prompt, bool(chat_template))
+    return POOL.prompt_and_context(session, prompt, bool(chat_template))
 
 
-def slider_update(room: tuple, value: object, lang: str):
+def slider_update(prompt_context: tuple, value: object, lang: str):
     """max_new_tokens' slider: capped at what the prompt leaves of the context (and the server's cap). Its value
     is set only when it must change (above the new top, or not a number): `value` is what the slider held when
     the event started, and sent back unchanged it would undo what the visitor set meanwhile (a load's chained
     update landing after the visitor typed 200 put the slider back to 64)."""
-    n, ctx = room
+    n, ctx = prompt_context
     cap = settings.read().max_new_tokens
     top = max(1, min(cap, ctx - (n or 1))) if ctx else cap
     info = views.context_info(ctx, n, lang)
@@ -201,8 +201,8 @@ def slider_update(room: tuple, value: object, lang: str):
 
 def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: str, request: gr.Request = None):
     """As the prompt (or the chat switch) changes: the slider's top follows what the prompt leaves."""
-    room = ui_room(prompt, chat_template, session_of(request))
-    return slider_update(room, max_new, page_lang(lang)), room
+    counted = prompt_and_context(prompt, chat_template, session_of(request))
+    return slider_update(counted, max_new, page_lang(lang)), counted
 
 
 def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:

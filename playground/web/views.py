@@ -246,7 +246,7 @@ def context_info(ctx: int | None, prompt_tokens: int | None, lang: str = "en") -
         return ""
     if prompt_tokens is None:
         return t("page.context.unknown", lang, ctx=ctx)
-    return t("page.context", lang, ctx=ctx, n=prompt_tokens, room=max(ctx - prompt_tokens, 0))
+    return t("page.context", lang, ctx=ctx, n=prompt_tokens, left=max(ctx - prompt_tokens, 0))
 
 
 def engine_choices(lang: str = "en") -> list[tuple[str, str]]:

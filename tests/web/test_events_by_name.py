@@ -68,8 +68,8 @@ class Reader:
                     continue
                 # fn given by position, by keyword, or in a `**answering(fn, ...)` splat
                 given = call.args[0] if call.args else next(
-                    (k.value for k in call.keywords if k.arg == "fn" or (k.arg is None and isinstance(k.value, ast.Call))),
-                    None)
+                    (k.value for k in call.keywords
+                     if k.arg == "fn" or (k.arg is None and isinstance(k.value, ast.Call))), None)
                 if isinstance(given, ast.Lambda):
                     found[(f, given.lineno)] = (f, "lambda", given)
                     continue

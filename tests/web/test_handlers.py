@@ -124,7 +124,8 @@ def test_the_page_is_told_at_most_four_times_a_second_and_always_the_last(monkey
     assert len(out) <= seconds / pace.PAGE_EVERY + 2, f"{len(out)} updates in {seconds:.1f} s"
     text = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (the box shown again: an update)
     last = out[-1]
-    assert text(last["output"]) == "x" * n and "length" not in last["stats_md"] and last["stats_s"]["finish_reason"] == "length"
+    assert text(last["output"]) == "x" * n and "length" not in last["stats_md"]
+    assert last["stats_s"]["finish_reason"] == "length"
     if step_s >= pace.PAGE_EVERY:
         assert len(out) == n + 1  # every token, and the final update
 
@@ -135,27 +136,28 @@ def test_a_refused_prompt_leaves_the_count_blank_and_any_other_failure_surfaces(
     report = SimpleNamespace(context_length=256)
     monkeypatch.setattr(handlers.POOL, "current", lambda session: (report, None))
     counted: list = []
-    monkeypatch.setattr(handlers.POOL, "room", lambda session, prompt, chat: counted.append(prompt) or (3, 256))
-    assert handlers.ui_room("ROMEO:", True, "s") == (3, 256)
-    assert handlers.ui_room("a\x00b", True, "s") == (None, 256)
-    assert handlers.ui_room("   ", True, "s") == (None, 256)
+    monkeypatch.setattr(handlers.POOL, "prompt_and_context",
+                        lambda session, prompt, chat: counted.append(prompt) or (3, 256))
+    assert handlers.prompt_and_context("ROMEO:", True, "s") == (3, 256)
+    assert handlers.prompt_and_context("a\x00b", True, "s") == (None, 256)
+    assert handlers.prompt_and_context("   ", True, "s") == (None, 256)
     assert counted == ["ROMEO:"]
 
     def broken(*args):
         raise RuntimeError("the tokenizer's own failure")
-    monkeypatch.setattr(handlers.POOL, "room", broken)
+    monkeypatch.setattr(handlers.POOL, "prompt_and_context", broken)
     with pytest.raises(RuntimeError, match="own failure"):
-        handlers.ui_room("ROMEO:", True, "s")
+        handlers.prompt_and_context("ROMEO:", True, "s")
 
 
 def test_the_slider_keeps_a_value_set_while_its_update_was_on_the_way():
-    """The prompt's room comes back with the slider's value as it was when the event started: sent back, it undid
-    what the visitor set meanwhile (CI: 200 typed after a load, the load's chained update put back 64)."""
-    room = (2, 256)  # a 2-token prompt in a 256-token context: 254 left
-    kept = handlers.slider_update(room, 64, "en")
+    """The prompt's token count comes back with the slider's value as it was when the event started: sent back, it
+    would undo what the visitor set meanwhile. The value is set only when it must change."""
+    counted = (2, 256)  # a 2-token prompt in a 256-token context: 254 left
+    kept = handlers.slider_update(counted, 64, "en")
     assert kept["maximum"] == 254 and "value" not in kept and "254" in kept["info"]
-    assert handlers.slider_update(room, 400, "en")["value"] == 254  # above the top: it must change, and does
-    assert handlers.slider_update(room, "", "en")["value"] == 64  # not a number: the page's default
+    assert handlers.slider_update(counted, 400, "en")["value"] == 254  # above the top: it must change, and does
+    assert handlers.slider_update(counted, "", "en")["value"] == 64  # not a number: the page's default
     assert handlers.slider_update((None, None), 2000, "en")["value"] == handlers.settings.read().max_new_tokens
 
 

@@ -139,7 +139,7 @@ def build(page: Page) -> None:
                                      interactive=False, buttons=["copy"], elem_id="snippet"), "label", "page.snippet")
         # results as data, said again in the page's language when it changes (inside the tab: a child of
         # gr.Tabs that is not a tab shifts the tabs' labels)
-        report_s, est_s, timeline_s, stats_s, lab_s, room_s, ledger_s = (gr.State(None) for _ in range(7))
+        report_s, est_s, timeline_s, stats_s, lab_s, prompt_context_s, ledger_s = (gr.State(None) for _ in range(7))
         # the model the results were made with, and (it, the model loaded now) for the stale line
         made_s, stale_s = gr.State(None), gr.State(None)
         # set by a load made on another tab (Placement's "Load with these limits"): what was picked there
@@ -158,16 +158,17 @@ def build(page: Page) -> None:
 
     for comp in (device, dtype, page.lang):
         comp.change(h.ui_hint, [device, dtype, page.lang], hint, **PRIVATE)
-    load_btn.click(**answering(ui_load, ui), inputs=[model, device, dtype, page.lang],
-                   api_visibility="undocumented", **working(report_md)
-                   ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
-                          ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
-                                 ).then(ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
+    def after_a_load(event) -> None:
+        """What follows a load, here or on another tab: the slider's top, the ledger's plots, the stale line."""
+        event.then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, prompt_context_s], **PRIVATE
+                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
+                          ).then(ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
+
+    after_a_load(load_btn.click(**answering(ui_load, ui), inputs=[model, device, dtype, page.lang],
+                                api_visibility="undocumented", **working(report_md)))
     # Another tab's load replaced the model: the selection and the load's results follow it, as after Load
-    loaded_elsewhere.change(**answering(ui_loaded_elsewhere, ui), inputs=[loaded_elsewhere, page.lang], **PRIVATE
-                            ).then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s], **PRIVATE
-                                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
-                                          ).then(ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
+    after_a_load(loaded_elsewhere.change(**answering(ui_loaded_elsewhere, ui), inputs=[loaded_elsewhere, page.lang],
+                                         **PRIVATE))
     # The estimate builds the model on the meta device, which switches process-wide state
     # (torch's default dtype, Accelerate's init_empty_weights): it takes the model lane too.
     est_btn.click(hm.ui_estimate, [model, device, dtype, fit_ctx, fit_batch, page.lang], [est_md, est_s],
@@ -178,7 +179,7 @@ def build(page: Page) -> None:
                     [est_md, est_s], **PRIVATE)
     # max_new_tokens' top follows what the prompt leaves of the context, as the visitor types
     for comp in (prompt, chat):
-        comp.change(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, room_s],
+        comp.change(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, prompt_context_s],
                     trigger_mode="always_last", **PRIVATE)
     # greedy is one click away, and the switch follows the sliders
     decoding.input(h.ui_decoding, decoding, [temperature, top_p, seed], **PRIVATE)
@@ -196,10 +197,10 @@ def build(page: Page) -> None:
     page.on_language(lambda lang, on: [h.ui_run_button(on, lang)], [gen_btn], [break_on])
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
     page.on_language(**answering(relang_play, ui),
-                     inputs=[report_s, est_s, timeline_s, stats_s, lab_s, room_s, max_new, ledger_s])
+                     inputs=[report_s, est_s, timeline_s, stats_s, lab_s, prompt_context_s, max_new, ledger_s])
     page.on_language(relang_stale, [stale_md, results], [stale_s])
     page.on_language(lambda lang: ["", ""], [load_note, run_note])  # a refusal answered a click: its toast said it
-    page.after_language(lambda lang, book: h.ui_ledger_plots(book, lang), [ledger_proc, ledger_dev], [ledger_s])
+    page.after_language(lambda lang, moment: h.ui_ledger_plots(moment, lang), [ledger_proc, ledger_dev], [ledger_s])
 
 
 # ---------------------------------------------------------------- the events that answer by name
@@ -208,9 +209,10 @@ def loaded(report: loader.LoadReport, session: str, lang: str) -> dict:
     """What a load leaves on show (LOADED): its report, the timeline, the ledger after it, each with its data."""
     timeline = ui_timeline_data(session)
     d = report.to_dict()
-    book = (d["ledger"], "after_load")
+    ledger_moment = (d["ledger"], "after_load")
     return dict(report_md=report_markdown(report, lang), report_json=d, **timeline_panel(timeline, lang),
-                report_s=report, timeline_s=timeline, **ledger_panel(book, lang), ledger_s=book, load_note="")
+                report_s=report, timeline_s=timeline, **ledger_panel(ledger_moment, lang), ledger_s=ledger_moment,
+                load_note="")
 
 
 def timeline_panel(data: tuple | None, lang: str) -> dict:
@@ -218,8 +220,8 @@ def timeline_panel(data: tuple | None, lang: str) -> dict:
     return dict(timeline=plot, peaks_md=peaks)
 
 
-def ledger_panel(book: tuple | None, lang: str) -> dict:
-    proc, dev, table = h.ui_ledger(book, lang)
+def ledger_panel(ledger_moment: tuple | None, lang: str) -> dict:
+    proc, dev, table = h.ui_ledger(ledger_moment, lang)
     return dict(ledger_proc=proc, ledger_dev=dev, ledger_md=table)
 
 
@@ -290,22 +292,24 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
     # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
     snippet = h.ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
     timeline = ui_timeline_data(session)
-    book = (final.get("ledger") or [], "after_generation")
+    ledger_moment = (final.get("ledger") or [], "after_generation")
     yield dict(output=gr.update(value=text, visible=True), stats_md=h.relang_stats(lang, final),
                snippet_code=gr.update(value=snippet, visible=True), lab_md="", **timeline_panel(timeline, lang),
-               stats_s=final, lab_s=None, timeline_s=timeline, **ledger_panel(book, lang), ledger_s=book,
+               stats_s=final, lab_s=None, timeline_s=timeline, **ledger_panel(ledger_moment, lang),
+               ledger_s=ledger_moment,
                run_note="", made_s=views.made_with(final), stale_md=stale_md, results=results)
 
 
 @answers("report_md", "est_md", "timeline", "peaks_md", "stats_md", "lab_md", "max_new", "model", "engine",
          "decoding", "devices_md", "ledger_proc", "ledger_dev", "ledger_md")
-def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new, book) -> dict:
+def relang_play(lang: str, report, estimate_, timeline, stats, lab, prompt_context, max_new,
+                ledger_moment) -> dict:
     """Every result of the Playground tab, said again in `lang`."""
     return dict(report_md=report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
                 est_md=views.estimate_fit_markdown(estimate_, lang), **timeline_panel(timeline, lang),
                 stats_md=h.relang_stats(lang, stats),
                 lab_md=render.result_markdown(lab, lang) if lab is not None else "",
-                max_new=h.slider_update(room or (None, None), max_new, lang),
+                max_new=h.slider_update(prompt_context or (None, None), max_new, lang),
                 model=gr.update(choices=model_choices(lang)), engine=gr.update(choices=views.engine_choices(lang)),
                 decoding=gr.update(choices=views.decoding_choices(lang)),
-                devices_md=views.devices_html(devices.discover(), lang), **ledger_panel(book, lang))
+                devices_md=views.devices_html(devices.discover(), lang), **ledger_panel(ledger_moment, lang))
