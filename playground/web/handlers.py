@@ -99,10 +99,10 @@ def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
     with gr_errors():
         prompt, p = checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session):
-            yield text, stamped(d, session)
+            yield text, with_waiting(d, session)
 
 
-def stamped(d: dict, session: str) -> dict:
+def with_waiting(d: dict, session: str) -> dict:
     """A generation's stats; the last update says how many other visitors were waiting when it ended."""
     return d if d.get("finish_reason") == "running" else dict(d, waiting=waiting(session))
 
@@ -138,7 +138,7 @@ def estimate(model: str, dtype: str) -> dict:
 
 # ---------------------------------------------------------------- page handlers
 # Each returns its result twice: rendered in the page's language, and as data for a gr.State, so that
-# switching the language renders it again (the `relang_*` functions) instead of wiping it.
+# switching the language renders it again (the `retranslate_*` functions) instead of wiping it.
 
 def ui_ledger(ledger_moment: tuple | None, lang: str) -> tuple:
     """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
@@ -214,7 +214,7 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
     return code.snippet(src, report.device, report.dtype_requested, prompt, params, engine, chat_template)
 
 
-def relang_stats(lang: str, d: dict | None) -> str:
+def final_stats_markdown(lang: str, d: dict | None) -> str:
     if not d:
         return ""
     return stats_markdown(views.stats_from_dict(d), lang) + per_token_markdown(d, lang)
@@ -292,10 +292,10 @@ def ui_diagnose(text: str, lang: str):
     button that opens its first reproducible match in the lab."""
     with gr_errors(lang):
         found = diagnose.diagnose(inputs.check_diagnose_text(text))
-    return (*relang_diagnose(page_lang(lang), found), found, ui_open_button(found, lang))
+    return (*retranslate_diagnose(page_lang(lang), found), found, ui_open_button(found, lang))
 
 
-def relang_diagnose(lang: str, found) -> tuple:
+def retranslate_diagnose(lang: str, found) -> tuple:
     """The diagnosis in `lang`, and its out-of-memory bar emptied (`ui_oom_bar` draws it next: see `ui_ledger`)."""
     return (render.diagnose_markdown(found, lang) if found is not None else ""), gr.BarPlot(value=None)
 

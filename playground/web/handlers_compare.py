@@ -73,7 +73,7 @@ def charts(rows, lang: str) -> dict:
 
 
 @answers(*CHARTS, "table", "beside", "model")
-def relang_compare(lang: str, result: tuple | None) -> dict:
+def retranslate_compare(lang: str, result: tuple | None) -> dict:
     """The Compare tab in `lang`: its charts, the table, the note on the models it ran beside, the model list."""
     rows, beside, n_waiting = result or ([], None, None)
     return dict(charts(rows, lang), table=cmp_views.table(rows, lang) if rows else "",

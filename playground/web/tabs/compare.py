@@ -46,4 +46,4 @@ def build(page: Page) -> None:
     run.click(**answering(hc.ui_compare, ui), inputs=[model, pairs, tokens, page.lang], api_visibility="private",
               **working(table))
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
-    page.on_language(**answering(hc.relang_compare, ui), inputs=[result])
+    page.on_language(**answering(hc.retranslate_compare, ui), inputs=[result])

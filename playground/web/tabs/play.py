@@ -31,8 +31,8 @@ from playground.run.render import report_markdown, stats_markdown
 from playground.web import handlers as h, handlers_memory as hm, lab_runs, views
 from playground.web.model_lists import model_choices
 from playground.web.pace import Pace
-from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of, ui_stale, ui_timeline,
-                                    ui_timeline_data)
+from playground.web.results import (model_for_run, page_lang, refused, retranslate_stale, session_of, ui_stale,
+                                    ui_timeline, ui_timeline_data)
 from playground.web.tabs import lab_scripts
 from playground.web.page import LANE, PRIVATE, Page, answering, answers, waiting, working
 
@@ -41,7 +41,7 @@ LOADED = ("report_md", "report_json", "timeline", "peaks_md", "report_s", "timel
           "ledger_proc", "ledger_dev", "ledger_md", "ledger_s", "load_note")
 # What a run (a generation, or a mistake from the lab) leaves on show
 RAN = ("output", "stats_md", "snippet_code", "lab_md", "timeline", "peaks_md", "stats_s", "lab_s", "timeline_s",
-       "ledger_proc", "ledger_dev", "ledger_md", "ledger_s", "run_note", "made_s", "stale_md", "results")
+       "ledger_proc", "ledger_dev", "ledger_md", "ledger_s", "run_note", "made_with_s", "stale_md", "results")
 
 
 def _mistakes(lang: str) -> list[tuple[str, str]]:
@@ -141,7 +141,7 @@ def build(page: Page) -> None:
         # gr.Tabs that is not a tab shifts the tabs' labels)
         report_s, est_s, timeline_s, stats_s, lab_s, prompt_context_s, ledger_s = (gr.State(None) for _ in range(7))
         # the model the results were made with, and (it, the model loaded now) for the stale line
-        made_s, stale_s = gr.State(None), gr.State(None)
+        made_with_s, stale_s = gr.State(None), gr.State(None)
         # set by a load made on another tab (Placement's "Load with these limits"): what was picked there
         loaded_elsewhere = gr.State(None)
     # the components the events below answer by name
@@ -151,7 +151,7 @@ def build(page: Page) -> None:
               max_new=max_new, decoding=decoding, engine=engine, run_note=run_note, results=results,
               stale_md=stale_md, lab_md=lab_md, output=output, stats_md=stats_md, snippet_code=snippet_code,
               report_s=report_s, est_s=est_s, timeline_s=timeline_s, stats_s=stats_s, lab_s=lab_s,
-              ledger_s=ledger_s, made_s=made_s)
+              ledger_s=ledger_s, made_with_s=made_with_s)
     page.shared.update(mistake=mistake, break_on=break_on)  # the Diagnose tab opens a mistake here
     page.shared.update(loaded_elsewhere=loaded_elsewhere)  # the Placement tab's load replaces the visitor's model
     page.shared.update(play_model=model)  # its list marked once the page is open (ui.py)
@@ -162,7 +162,7 @@ def build(page: Page) -> None:
         """What follows a load, here or on another tab: the slider's top, the ledger's plots, the stale line."""
         event.then(h.ui_prompt_changed, [prompt, chat, max_new, page.lang], [max_new, prompt_context_s], **PRIVATE
                    ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE
-                          ).then(ui_stale, [made_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
+                          ).then(ui_stale, [made_with_s, page.lang], [stale_md, results, stale_s], **PRIVATE)
 
     after_a_load(load_btn.click(**answering(ui_load, ui), inputs=[model, device, dtype, page.lang],
                                 api_visibility="undocumented", **working(report_md)))
@@ -196,9 +196,9 @@ def build(page: Page) -> None:
     break_on.change(lambda on: gr.update(visible=bool(on)), break_on, scripts, **PRIVATE)
     page.on_language(lambda lang, on: [h.ui_run_button(on, lang)], [gen_btn], [break_on])
     page.on_language(lambda lang: [gr.update(choices=_mistakes(lang))], [mistake])
-    page.on_language(**answering(relang_play, ui),
+    page.on_language(**answering(retranslate_play, ui),
                      inputs=[report_s, est_s, timeline_s, stats_s, lab_s, prompt_context_s, max_new, ledger_s])
-    page.on_language(relang_stale, [stale_md, results], [stale_s])
+    page.on_language(retranslate_stale, [stale_md, results], [stale_s])
     page.on_language(lambda lang: ["", ""], [load_note, run_note])  # a refusal answered a click: its toast said it
     page.after_language(lambda lang, moment: h.ui_ledger_plots(moment, lang), [ledger_proc, ledger_dev], [ledger_s])
 
@@ -256,9 +256,9 @@ def ui_loaded_elsewhere(placed: dict | None, lang: str, request: gr.Request = No
 def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
                 request: gr.Request = None, chat_template=True):
     """Generate (or, with Break it ticked, run the chosen mistake). A refused run changes only its message
-    line: the results on show stay. The results of a run say the model they were made with (`made_s`)."""
+    line: the results on show stay. The results of a run say the model they were made with (`made_with_s`)."""
     lang, session = page_lang(lang), session_of(request)
-    stale_md, results = relang_stale(lang, None)  # the stale line cleared, the results' column not greyed
+    stale_md, results = retranslate_stale(lang, None)  # the stale line cleared, the results' column not greyed
     try:
         if break_on:
             # The output box, the stats and the code to copy belong to a generation: a lab run clears them and
@@ -271,7 +271,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
                     yield dict(hidden, lab_md=views.lab_running(result.elapsed, result.expected, lang),
                                stats_s=None, lab_s=None, run_note="")
             yield dict(hidden, lab_md=render.result_markdown(result, lang), stats_s=None, lab_s=result, run_note="",
-                       made_s=made_now(session), stale_md=stale_md, results=results)
+                       made_with_s=model_for_run(session), stale_md=stale_md, results=results)
             return
         prompt, p = h.checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
         engine = check_engine(engine)
@@ -279,7 +279,7 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
         for text, d in h.generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
                                          session, engine, p.chat_template):
             if d["finish_reason"] != "running":
-                final = h.stamped(d, session)
+                final = h.with_waiting(d, session)
             elif pace.due():  # four updates a second from the click, not one per token: the browser renders each on these cores
                 # the box shows again (a lab run hid it) with the first token; after it, the text alone
                 out = gr.update(value=text, visible=True) if first else text
@@ -293,21 +293,21 @@ def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mist
     snippet = h.ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
     timeline = ui_timeline_data(session)
     ledger_moment = (final.get("ledger") or [], "after_generation")
-    yield dict(output=gr.update(value=text, visible=True), stats_md=h.relang_stats(lang, final),
+    yield dict(output=gr.update(value=text, visible=True), stats_md=h.final_stats_markdown(lang, final),
                snippet_code=gr.update(value=snippet, visible=True), lab_md="", **timeline_panel(timeline, lang),
                stats_s=final, lab_s=None, timeline_s=timeline, **ledger_panel(ledger_moment, lang),
                ledger_s=ledger_moment,
-               run_note="", made_s=views.made_with(final), stale_md=stale_md, results=results)
+               run_note="", made_with_s=views.made_with(final), stale_md=stale_md, results=results)
 
 
 @answers("report_md", "est_md", "timeline", "peaks_md", "stats_md", "lab_md", "max_new", "model", "engine",
          "decoding", "devices_md", "ledger_proc", "ledger_dev", "ledger_md")
-def relang_play(lang: str, report, estimate_, timeline, stats, lab, prompt_context, max_new,
+def retranslate_play(lang: str, report, estimate_, timeline, stats, lab, prompt_context, max_new,
                 ledger_moment) -> dict:
     """Every result of the Playground tab, said again in `lang`."""
     return dict(report_md=report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
                 est_md=views.estimate_fit_markdown(estimate_, lang), **timeline_panel(timeline, lang),
-                stats_md=h.relang_stats(lang, stats),
+                stats_md=h.final_stats_markdown(lang, stats),
                 lab_md=render.result_markdown(lab, lang) if lab is not None else "",
                 max_new=h.slider_update(prompt_context or (None, None), max_new, lang),
                 model=gr.update(choices=model_choices(lang)), engine=gr.update(choices=views.engine_choices(lang)),
