@@ -24,7 +24,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 from playground.core import settings
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -181,7 +181,7 @@ class Estimate:
 
     def to_dict(self) -> dict:
         """The API's dict: every sentence said in English, the notes joined into `note`."""
-        d = plain(asdict(self))
+        d = as_text(asdict(self))
         d["note"] = "; ".join(d.pop("notes"))
         return d
 

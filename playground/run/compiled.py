@@ -18,7 +18,7 @@ import torch
 from transformers import StaticCache
 from transformers.pytorch_utils import Conv1D
 
-from playground.core.i18n import phrase
+from playground.core.i18n import translatable
 from playground.hw import devices
 from playground.load.estimate import context_length
 from playground.run.generation import finish_reason
@@ -174,7 +174,7 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int,
         cache = entry.caches.get(length)
         if cache is None:
             if progress:
-                progress(0.0, phrase("eng.progress.compiling", length=length))
+                progress(0.0, translatable("eng.progress.compiling", length=length))
             cache = StaticCache(config=model.config, max_cache_len=length)
             compile_seconds = _compile(entry, model, weights, cache, ids, device)
             entry.caches[length] = cache

@@ -22,7 +22,7 @@ import gradio as gr
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
-from playground.core.i18n import plain, t
+from playground.core.i18n import as_text, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
@@ -70,7 +70,7 @@ def load_model(model: str, device: str, dtype: str, request: gr.Request = None) 
 def status(request: gr.Request = None) -> dict:
     """This client's model (or why it has none: `gone`), and how many models the server holds for how many
     visitors, with their RAM and how many evictions were told."""
-    return plain(POOL.status(session_of(request)))
+    return as_text(POOL.status(session_of(request)))
 
 
 @zerogpu.gpu

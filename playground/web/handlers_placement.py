@@ -17,7 +17,7 @@ import gradio as gr
 
 from playground.core import inputs, threads
 from playground.core.errors import UserError
-from playground.core.i18n import in_lang, plain
+from playground.core.i18n import as_text, in_lang
 from playground.core.inputs import Placement
 from playground.hw import devices
 from playground.load import catalog, placemap, placement, straight
@@ -135,14 +135,14 @@ def load_placed(model: str, dtype: str, limits: str, request: gr.Request = None)
     the loaded tensors and hooks: blocks (name, bytes, planned, intended, actual, store, ...), offloaded_bytes,
     the plan, and the load report (`load`)."""
     with gr_errors():
-        return plain(place(*parse_placed(model, dtype, limits), session_of(request)))
+        return as_text(place(*parse_placed(model, dtype, limits), session_of(request)))
 
 
 def offload_cost(request: gr.Request = None) -> dict:
     """The loaded offloaded model, warm and cold, against an all-in-RAM copy: bytes moved and read per token,
     tokens/s, where the time went, the same greedy tokens or not."""
     with gr_errors():
-        return plain(measure_cost(session_of(request)))
+        return as_text(measure_cost(session_of(request)))
 
 
 def offload_cliff(max_blocks: int, request: gr.Request = None) -> list[dict]:
