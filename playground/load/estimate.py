@@ -50,7 +50,7 @@ def ram_budget(resident: int = 0) -> tuple[int, Said]:
     for visitors hold (the pool's): PLAYGROUND_MEMORY_BUDGET covers them too, so they come off it; the
     system's available figure has them taken already."""
     avail = memory.available_bytes()
-    s = settings.read()  # a malformed budget stopped the server at start-up (settings.check_or_exit)
+    s = settings.read()  # a malformed budget stops the server at start-up (settings.check_or_exit)
     budget = s.memory_budget_bytes
     if budget is not None and budget - resident < avail:
         if resident > 0:

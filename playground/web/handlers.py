@@ -184,8 +184,8 @@ def prompt_and_context(prompt: object, chat_template: object, session: str) -> t
 def slider_update(prompt_context: tuple, value: object, lang: str):
     """max_new_tokens' slider: capped at what the prompt leaves of the context (and the server's cap). Its value
     is set only when it must change (above the new top, or not a number): `value` is what the slider held when
-    the event started, and sent back unchanged it would undo what the visitor set meanwhile (a load's chained
-    update landing after the visitor typed 200 put the slider back to 64)."""
+    the event started, and sent back unchanged it would undo what the visitor set meanwhile (an update chained
+    after a load lands when it lands, after any typing in between)."""
     n, ctx = prompt_context
     cap = settings.read().max_new_tokens
     top = max(1, min(cap, ctx - (n or 1))) if ctx else cap

@@ -92,8 +92,8 @@ def build(page: Page) -> None:
                     peaks_md = gr.Markdown(elem_id="peaks")
                 with w(gr.Accordion(t("ledger.title", en), open=True), "label", "ledger.title"):
                     # stacked bars (Gradio stacks a bar plot's colours): the process part by part, and each device;
-                    # one above the other: side by side, the process's legend (up to eight parts in one line, as
-                    # Gradio draws it) was cut after four
+                    # one above the other: Gradio draws a legend in one line, and a half-width plot cuts the
+                    # process's (up to eight parts) after four
                     ledger_proc = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-process",
                                              **views.ledger_words(en, "process"))
                     ledger_dev = gr.BarPlot(x="device", y="MiB", color="part", elem_id="ledger-device",
@@ -188,7 +188,7 @@ def build(page: Page) -> None:
     gen_btn.click(**answering(ui_generate, ui),
                   inputs=[prompt, max_new, temperature, top_p, seed, break_on, mistake, engine, page.lang, chat],
                   # no overlay: the text streaming in and the stats' "generating…" (a mistake's "running…") say it
-                  # works, and Gradio's tracker, redrawn while the model decodes, cost the page a third of its rate
+                  # works, and Gradio's tracker, redrawn while the model decodes, takes the cores the model decodes on
                   api_visibility="undocumented", show_progress="hidden", **LANE
                   ).then(h.ui_ledger_plots, [ledger_s, page.lang], [ledger_proc, ledger_dev], **PRIVATE)
     stop_btn.click(h.ui_stop, None, None, **PRIVATE)
