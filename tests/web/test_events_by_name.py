@@ -187,3 +187,16 @@ def test_a_handler_wired_through_a_wrapper_or_a_hook_is_read_too():
             return [*[None] * 2, *[None] * 4]
         """)
     assert found == ["web/tab.py:6 ui_a: 6 values by position", "web/tab.py:8 ui_b: 6 values by position"]
+
+
+def test_the_playgrounds_events_by_name_live_beside_its_layout():
+    """Adding an output to the Playground touches tabs/play.py alone (its docstring says how): every handler it
+    wires by name (`answering(fn, ui)`) is defined there, beside the components, Load's and Generate's among them."""
+    tree = ast.parse((WEB / "tabs" / "play.py").read_text(encoding="utf-8"))
+    here = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    wired = [c.args[0] for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+             and c.func.id == "answering" and c.args]
+    names = {name_of(w) for w in wired}
+    elsewhere = [ast.unparse(w) for w in wired if not (isinstance(w, ast.Name) and w.id in here)]
+    assert not elsewhere, f"wired by name from another module: {elsewhere}"
+    assert {"ui_load", "ui_generate"} <= names, sorted(names)
