@@ -82,8 +82,12 @@ def _mapped(fn: Callable, f: Callable) -> Callable:
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def each(*args, **kwargs):
-            for answer in fn(*args, **kwargs):
-                yield f(answer)
+            answers_ = fn(*args, **kwargs)
+            try:
+                for answer in answers_:
+                    yield f(answer)
+            finally:  # closed early (the visitor left, the run was cancelled): so is `fn`, at once
+                answers_.close()
         return each
 
     @functools.wraps(fn)
