@@ -8,7 +8,7 @@ core, and libgomp's threads spin at every barrier of a parallel region. `python 
 listens on 127.0.0.1, so its visitor's browser runs on the same cores; whenever the browser works, one
 spinning thread loses its core and the whole team waits for it at the next barrier. Measured here
 (2 cores, the bundled model, served): one thread decoded faster than two (486-548 against 443-485
-tokens/s), and with it the page's rate came within 4% of the API's (README, "The page's own cost").
+tokens/s), and with it the page's rate came within 4% of the API's (docs/measurements.md, "The page's own cost").
 A server that listens for other machines (a Space, a container) keeps torch's default.
 """
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from playground.core.errors import UserError, shown
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.hw import busy, cpu_threads, zerogpu
 
 DTYPES = ("float32", "float16", "bfloat16", "auto", "int8", "int4")
@@ -46,7 +46,7 @@ class DeviceInfo:
     capability: str | None = None  # CUDA compute capability "8.6"
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 @functools.lru_cache(maxsize=1)

@@ -17,7 +17,7 @@ import numpy
 import psutil
 import torch
 
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 
 
 @dataclass
@@ -40,7 +40,7 @@ class MemorySnapshot:
     vram_reason: Said | None = None  # why there are no GPU readings, when there are none
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 def rss_bytes() -> int:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.hw import devices, memory
 
 # Transfer rate per lane (gigatransfers/s) and the share of it that is data, by generation.
@@ -74,7 +74,7 @@ class Link:
     reason: Said | None = None  # why a figure is missing
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 def cuda_bus_ids() -> dict[int, BusId]:

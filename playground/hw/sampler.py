@@ -17,7 +17,7 @@ from typing import Iterator
 
 import psutil
 
-from playground.core.i18n import plain
+from playground.core.i18n import as_text
 from playground.hw import memory
 
 
@@ -247,7 +247,7 @@ class Sampler:
         return dict(
             hz=self.hz, wall_seconds=self.wall_seconds or self._now(),
             thread_cpu_seconds=self.thread_cpu_seconds, overhead_percent=self.overhead_percent,
-            gpu_reason=plain(self.gpu_reason), samples=samples, phases=spans,
+            gpu_reason=as_text(self.gpu_reason), samples=samples, phases=spans,
             peaks=[p.to_dict() for p in self.peaks()],
         )
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from playground.core.i18n import Said, bilingual, said
 from playground.lab import messages, oom
-from playground.lab.diagnoses import EXTRA, Diagnosis  # noqa: F401  (Diagnosis: re-exported)
+from playground.lab.diagnoses import EXTRA
 from playground.lab.scenarios import SCENARIOS
 
 SCAN_CHARS = 32 * 1024  # from each end of the pasted text

@@ -24,7 +24,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 from playground.core import settings
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.core.units import fmt_bytes
 from playground.hw import devices, memory
 from playground.hw.devices import DeviceInfo, Dtype
@@ -50,7 +50,7 @@ def ram_budget(resident: int = 0) -> tuple[int, Said]:
     for visitors hold (the pool's): PLAYGROUND_MEMORY_BUDGET covers them too, so they come off it; the
     system's available figure has them taken already."""
     avail = memory.available_bytes()
-    s = settings.read()  # a malformed budget stopped the server at start-up (settings.check_or_exit)
+    s = settings.read()  # a malformed budget stops the server at start-up (settings.check_or_exit)
     budget = s.memory_budget_bytes
     if budget is not None and budget - resident < avail:
         if resident > 0:
@@ -195,7 +195,7 @@ class Estimate:
 
     def to_dict(self) -> dict:
         """The API's dict: every sentence said in English, the notes joined into `note`."""
-        d = plain(asdict(self))
+        d = as_text(asdict(self))
         d["note"] = "; ".join(d.pop("notes"))
         return d
 

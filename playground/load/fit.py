@@ -18,7 +18,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from playground.core import threads
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.core.units import fmt_bytes
 from playground.hw import census, devices, memory
 from playground.load import estimate, kv
@@ -148,7 +148,7 @@ class Fit:
     beyond_model: bool = False  # the context asked is longer than the model attends over: no device fits it
 
     def to_dict(self) -> dict:
-        d = plain(asdict(self))
+        d = as_text(asdict(self))
         d["activation"]["reason"] = d["activation"]["reason"] or ""
         return d
 

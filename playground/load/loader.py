@@ -19,7 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
-from playground.core.i18n import Said, phrase, plain, said
+from playground.core.i18n import Said, as_text, said, translatable
 from playground.core.inputs import Placement
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
@@ -88,7 +88,7 @@ class LoadReport:
 
     def to_dict(self) -> dict:
         """The API's dict: every sentence said in English ('' where there is none)."""
-        d = plain(asdict(self))
+        d = as_text(asdict(self))
         d["migrate_note"] = self.migrate_note.text("en")
         d["hint"], d["label"] = d["hint"] or "", d["label"] or ""
         d["vram"]["reason"] = d["vram"]["reason"] or ""
@@ -155,7 +155,7 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     if src.kind == "hub":
         # config.json first (from the cache, or alone from the Hub): the memory check needs nothing more,
         # so a model that will not fit is refused before its weights come down
-        rec.begin("download", 0.0, phrase("progress.download_check", ref=src.ref))
+        rec.begin("download", 0.0, translatable("progress.download_check", ref=src.ref))
         blobs, dl_before = hub.blobs(src.ref), memory.snapshot()
         if hub.cached(src.ref) is None:
             hub.config_folder(src.ref)
@@ -163,14 +163,14 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
     # Transformers imports each architecture's Python code lazily, on first use: seconds of `import`,
     # once per process. The estimate below builds the model on the meta device, which would import it
     # and bill the import to "checking it fits": import it first, as a phase of its own.
-    with rec.phase("import", 0.01, phrase("progress.import")) as imported:
+    with rec.phase("import", 0.01, translatable("progress.import")) as imported:
         cfg = catalog.read_config(src)
         model_class = _model_class(src, cfg.config)
         ao = dtype in devices.QUANTIZED and quantize.torchao()  # int8, int4: torchao too, here only
     imported.note = said("phase.import_torchao" if ao else "phase.import", cls=model_class.__name__)
     _context_phase(dev, rec)  # a GPU's first use in this process: its CUDA context, measured
     # Refuse what will not fit before a byte is allocated (or a synthetic checkpoint built).
-    with rec.phase("estimate", 0.02, phrase("progress.estimate")) as phase:
+    with rec.phase("estimate", 0.02, translatable("progress.estimate")) as phase:
         est = placed = None
         if placement is not None:  # the plan for these limits, checked (the RAM it needs, the disk tier)
             placed = placing.guard(cfg, dtype, placement, reclaimable, resident)
@@ -184,7 +184,7 @@ def prepare(src: ModelSource, dev: DeviceInfo, dtype: Dtype, progress: Progress 
         folder = _download(src, rec, blobs, dl_before, configured - started)
     elif src.kind == "synthetic":
         _build_phase(src, rec)
-    with rec.phase("tokenizer", 0.11, phrase("progress.tokenizer")) as checked:
+    with rec.phase("tokenizer", 0.11, translatable("progress.tokenizer")) as checked:
         tokenizer = _checked_tokenizer(src, folder)
     checked.note = said("phase.tokenizer", cls=type(tokenizer).__name__)
     # the same config.json from_pretrained would parse again (a synthetic one is built from its spec)
@@ -200,7 +200,7 @@ def _context_phase(dev: DeviceInfo, rec: Recorder) -> PhaseReport | None:
     index = devices.cuda_index(dev.id)
     if index is None or not ledger.cuda_context_pending(index):
         return None
-    with rec.phase("context", 0.015, phrase("progress.context", device=dev.id)) as made:
+    with rec.phase("context", 0.015, translatable("progress.context", device=dev.id)) as made:
         cost = ledger.cuda_context(index)
     made.note = said("phase.context", device=dev.id, host=fmt_bytes(cost["host_bytes"] or 0),
                      vram=fmt_bytes(cost["device_bytes"]) if cost["device_bytes"] is not None else "?")
@@ -228,7 +228,7 @@ def unload(plan: Plan, release: Callable[[], None], progress: Progress | None = 
     rec = plan.recorder
     if progress is not None:
         rec.progress = progress
-    with rec.phase("unload", 0.115, phrase("progress.unload", model=previous)) as freed:
+    with rec.phase("unload", 0.115, translatable("progress.unload", model=previous)) as freed:
         release()
     freed.note = said("phase.unload", model=previous, freed=fmt_bytes(max(freed.rss_before - freed.rss_after, 0)))
     return freed
@@ -243,9 +243,9 @@ def _download(src: ModelSource, rec: Recorder, blobs: set, before: memory.Memory
     def moved(done: int, total: int) -> None:
         frac = done / total if total else 0.0
         rec.say(0.02 + 0.08 * frac,
-                phrase("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
+                translatable("progress.download", ref=src.ref, done=fmt_bytes(done), total=fmt_bytes(total)))
 
-    rec.begin("download", 0.02, phrase("progress.download", ref=src.ref, done=fmt_bytes(0), total="?"))
+    rec.begin("download", 0.02, translatable("progress.download", ref=src.ref, done=fmt_bytes(0), total="?"))
     got = hub.fetch(src.ref, moved, blobs)
     seconds = config_seconds + got.seconds
     if got.from_cache:
@@ -255,7 +255,7 @@ def _download(src: ModelSource, rec: Recorder, blobs: set, before: memory.Memory
         note = said("phase.download", bytes=fmt_bytes(got.bytes), files=got.files, rate=rate)
     phase = rec.add(_phase("download", seconds, before, memory.snapshot(), note))
     phase.bytes = got.bytes
-    rec.say(0.1, phrase("progress.downloaded", ref=src.ref))
+    rec.say(0.1, translatable("progress.downloaded", ref=src.ref))
     return str(got.folder)
 
 
@@ -266,7 +266,7 @@ def _build_phase(src: ModelSource, rec: Recorder) -> PhaseReport | None:
     why = synthetic.problem(src.name)
     if why is None:
         return None
-    with rec.phase("build", 0.03, phrase("progress.synth_build", name=src.name)) as phase:
+    with rec.phase("build", 0.03, translatable("progress.synth_build", name=src.name)) as phase:
         try:
             synthetic.ensure(src.name, progress=rec.say)
         except UserError as e:
@@ -317,7 +317,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
     idle = memory.rss_anonymous() - plan.others_copied
 
     # 1. Disk -> RAM (or, with auto, disk -> wherever Accelerate places each layer).
-    with rec.phase("load", 0.2, phrase("progress.load" if dev.id != "auto" else "progress.load_auto")):
+    with rec.phase("load", 0.2, translatable("progress.load" if dev.id != "auto" else "progress.load_auto")):
         failure = None
         try:
             # config= spares a second parse of config.json; from_pretrained deep-copies it
@@ -332,7 +332,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
 
     # 2. The migration, model.to(device).
     if dev.id == "auto":  # placed by from_pretrained already: nothing to move, nothing to time
-        rec.begin("migrate", 0.7, phrase("progress.migrate_auto"))
+        rec.begin("migrate", 0.7, translatable("progress.migrate_auto"))
         code, fields = ("auto_hooks" if getattr(model, "hf_device_map", None) else "auto_single"), {}
         moved = rec.add(_phase("migrate", 0.0, memory.snapshot(), memory.snapshot()))
     else:
@@ -341,7 +341,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
         # bytes still in the checkpoint's mapping, which a copy to another device faults in (read before the clock;
         # nothing to read when the model stays where it is)
         mapped = census.census(model).mapped if devices.name(dev_before) != devices.name(dev.id) else 0
-        with rec.phase("migrate", 0.7, phrase("progress.migrate", device=dev.id), sync=dev.id) as moved:
+        with rec.phase("migrate", 0.7, translatable("progress.migrate", device=dev.id), sync=dev.id) as moved:
             model.to(dev.id)
         first = next(model.parameters())
         # Same data_ptr and device after .to(): Tensor.to returned the tensor itself, nothing copied.
@@ -354,11 +354,11 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
     quant = quantize.phase(model, plan.dtype, rec, dev.id) if plan.dtype in devices.QUANTIZED else None
 
     # 3. eval() flips `training` on every submodule: dropout off. Moves nothing.
-    with rec.phase("eval", 0.9, phrase("progress.eval"), said("phase.eval")):
+    with rec.phase("eval", 0.9, translatable("progress.eval"), said("phase.eval")):
         model.eval()
 
     # the last phase ends here: what follows (the report, the ledger) is bookkeeping, in no phase
-    rec.done(phrase("progress.loaded"))
+    rec.done(translatable("progress.loaded"))
     if model.generation_config.pad_token_id is None and tokenizer.eos_token_id is not None:
         model.generation_config.pad_token_id = tokenizer.eos_token_id
     counted = census.census(model)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.hw import census, devices
 
 
@@ -47,7 +47,7 @@ class MigrateGap:
     mapped_bytes: int = 0  # weights still memory-mapped from the checkpoint when `.to()` began (read by page faults)
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 def gap(report, model: torch.nn.Module, survey: dict, link_gbps: float | None = None) -> MigrateGap:

@@ -24,7 +24,7 @@ from transformers import AutoModelForCausalLM
 
 from playground.core import leftovers
 from playground.core.errors import UserError
-from playground.core.i18n import Said, plain, said
+from playground.core.i18n import Said, as_text, said
 from playground.core.inputs import Placement
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes, fmt_si
@@ -82,7 +82,7 @@ class PlacementPlan:
         return _accelerate_keys(self.max_memory)
 
     def to_dict(self) -> dict:
-        d = plain(asdict(self))
+        d = as_text(asdict(self))
         d["by_tier"], d["offloaded_bytes"] = self.by_tier, self.offloaded_bytes
         return d
 

@@ -23,7 +23,7 @@ import torch
 from accelerate import cpu_offload
 
 from playground.core.errors import UserError
-from playground.core.i18n import Said, phrase, said
+from playground.core.i18n import Said, said, translatable
 from playground.core.paths import by_role
 from playground.core.units import fmt_bytes
 from playground.hw import census, memory
@@ -189,7 +189,7 @@ def quantize(model: torch.nn.Module, name: str) -> QuantReport:
 def phase(model: torch.nn.Module, name: str, rec: Recorder, device: str) -> QuantReport:
     """The load's "quantize" phase: `quantize` timed (the device synchronised around it), its note saying what it
     did."""
-    with rec.phase("quantize", 0.8, phrase("progress.quantize", dtype=name), sync=device) as done:
+    with rec.phase("quantize", 0.8, translatable("progress.quantize", dtype=name), sync=device) as done:
         rep = quantize(model, name)
         memory.trim_heap()  # quantize_'s float temporaries handed back: the phase's RSS is what it keeps
     done.note = said("quant.phase", n=rep.quantized, of=rep.quantized + sum(s["count"] for s in rep.skipped),

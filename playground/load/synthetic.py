@@ -25,7 +25,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import leftovers, settings
 from playground.core.errors import UserError
-from playground.core.i18n import Said, phrase
+from playground.core.i18n import Said, translatable
 from playground.core.paths import BUNDLED_DIR
 from playground.hw import memory
 from playground.load import integrity
@@ -199,7 +199,7 @@ def ensure(name: str, progress: Progress | None = None) -> Path:
         failure = e if isinstance(e, UserError) else integrity.write_failure(e, name, out.parent, 0) or e
         _forget_frames(e)
     else:
-        progress(1.0, phrase("progress.synth_ready", name=name))
+        progress(1.0, translatable("progress.synth_ready", name=name))
         return out
     # Outside the except block, so the raised error does not keep the original (and its frames) alive.
     memory.release_memory()
@@ -234,7 +234,7 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 
 def _build(name: str, out: Path, progress: Progress) -> None:
-    progress(0.0, phrase("progress.synth_build", name=name))
+    progress(0.0, translatable("progress.synth_build", name=name))
     cfg = config(name)
     with init_empty_weights():  # shapes only: no memory, no init yet
         model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
@@ -263,7 +263,7 @@ def _build(name: str, out: Path, progress: Progress) -> None:
             model._init_weights(module)
             if fresh:
                 done += fresh
-                progress(0.6 * done / total, phrase("progress.synth_init", module=mod_name or "model",
+                progress(0.6 * done / total, translatable("progress.synth_init", module=mod_name or "model",
                                                     done=f"{done / 2**20:,.0f}", total=f"{total / 2**20:,.0f}"))
     model.tie_weights()
     model.config.architectures = [type(model).__name__]
@@ -322,10 +322,10 @@ def _write(model, tmp: Path, progress: Progress, name: str) -> None:
     if getattr(model, "generation_config", None) is not None:
         model.generation_config.save_pretrained(tmp)
     for i, (shard, fname) in enumerate(zip(shards, names)):
-        progress(0.6 + 0.38 * i / n, phrase("progress.synth_write", name=name, i=i + 1, n=n))
+        progress(0.6 + 0.38 * i / n, translatable("progress.synth_write", name=name, i=i + 1, n=n))
         save_file(shard, tmp / fname, metadata={"format": "pt"})
     if n > 1:
         index = dict(metadata=dict(total_size=sum(t.numel() * t.element_size() for t in tensors.values())),
                      weight_map={k: fname for shard, fname in zip(shards, names) for k in shard})
         (tmp / "model.safetensors.index.json").write_text(json.dumps(index, indent=2), encoding="utf-8")
-    progress(0.98, phrase("progress.synth_written" if n > 1 else "progress.synth_written_one", name=name, n=n))
+    progress(0.98, translatable("progress.synth_written" if n > 1 else "progress.synth_written_one", name=name, n=n))

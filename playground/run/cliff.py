@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from playground.core.i18n import Said, phrase, plain, said
+from playground.core.i18n import Said, as_text, said, translatable
 from playground.core.inputs import DEFAULT_PROMPT
 from playground.hw import disk, memory
 from playground.load import location, placemap, placement
@@ -96,7 +96,7 @@ class CostReport:
     load_average: float = 0.0  # the machine's 1-minute load average when it finished (a shared machine's timings vary)
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 def cost(lm, name: str, n: int = TOKENS, prompt: str = DEFAULT_PROMPT, progress: Progress = _quiet) -> CostReport:
@@ -106,16 +106,16 @@ def cost(lm, name: str, n: int = TOKENS, prompt: str = DEFAULT_PROMPT, progress:
     files = {f for f, _, _ in ranges}
     dtype = next(model.parameters()).dtype
     notes: list[Said] = []
-    progress(0.05, phrase("place.progress.ram"))
+    progress(0.05, translatable("place.progress.ram"))
     ram = _ram_run(model.name_or_path, dtype, where.weights_bytes, tok, device, prompt, n, notes)
-    progress(0.4, phrase("place.progress.warm"))
+    progress(0.4, translatable("place.progress.warm"))
     measure(model, tok, device, prompt, 2)  # warm-up: a fresh model's first passes fault its RAM weights in
     warm = measure(model, tok, device, prompt, n)
     cold = rate = None
     if files and disk.can_evict():
-        progress(0.6, phrase("place.progress.cold"))
+        progress(0.6, translatable("place.progress.cold"))
         cold = measure(model, tok, device, prompt, n, cold=True, files=files)
-        progress(0.9, phrase("place.progress.rate"))
+        progress(0.9, translatable("place.progress.rate"))
         rate = disk.read_rate(ranges)
     elif files:
         notes.append(said("place.note.no_evict"))
@@ -194,7 +194,7 @@ class CliffReport:
     load_average: float = 0.0  # the machine's 1-minute load average when it finished
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 def cliff(folder: str, name: str, dtype: torch.dtype, tokenizer, max_blocks: int, n: int = TOKENS,
@@ -202,7 +202,7 @@ def cliff(folder: str, name: str, dtype: torch.dtype, tokenizer, max_blocks: int
     """0, 1, ... max_blocks blocks of the checkpoint in `folder` on the disk (the last ones: Accelerate offloads
     from the end), each point a fresh copy loaded with that device map, run warm and cold; freed before the next."""
     t0 = time.perf_counter()
-    progress(0.0, phrase("place.progress.cliff", k=0))
+    progress(0.0, translatable("place.progress.cliff", k=0))
     started = time.perf_counter()
     model = placement.load_copy(folder, dtype)  # the all-in-RAM point: no device map, no hooks
     loaded = time.perf_counter() - started
@@ -214,7 +214,7 @@ def cliff(folder: str, name: str, dtype: torch.dtype, tokenizer, max_blocks: int
     memory.release_memory()  # its mapping of the checkpoint would keep every page of it cached
     rate = None
     for k in range(1, k_max + 1):
-        progress(k / (k_max + 1), phrase("place.progress.cliff", k=k))
+        progress(k / (k_max + 1), translatable("place.progress.cliff", k=k))
         offload = placement.new_folder(0)
         try:
             started = time.perf_counter()

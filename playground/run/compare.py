@@ -25,7 +25,7 @@ import torch
 
 from playground.core import settings, threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import Said, phrase, plain, said
+from playground.core.i18n import Said, as_text, said, translatable
 from playground.core.inputs import GenerationParams
 from playground.hw import bandwidth, busy, devices, ledger, memory, sampler
 from playground.hw.devices import DeviceInfo, Dtype
@@ -113,7 +113,7 @@ class CompareRow:
     quantized: dict | None = None  # int8, int4: the load's QuantReport (what was quantized, what skipped)
 
     def to_dict(self) -> dict:
-        d = plain(asdict(self))
+        d = as_text(asdict(self))
         d["label"] = d["label"] or ""
         d["error_zh"] = self.error.text("zh") if isinstance(self.error, Said) else ""
         a, prof = d.get("agreement") or {}, d.get("profile") or {}
@@ -192,7 +192,7 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup, resident: int 
             break
 
         def sub(frac: float, desc: str, k: int = step, row: CompareRow = row) -> None:
-            progress((k + min(max(frac, 0.0), 1.0)) / n, phrase("progress.cmp_pair", i=k + 1, n=n, pair=row.pair, step=desc))
+            progress((k + min(max(frac, 0.0), 1.0)) / n, translatable("progress.cmp_pair", i=k + 1, n=n, pair=row.pair, step=desc))
 
         try:
             _one(src, dev, dtype, row, n_new, prompt, sub, stop, runs, warmup, resident, refs, i == first)
@@ -203,7 +203,7 @@ def _run(src, pairs, n_new, prompt, progress, stop, runs, warmup, resident: int 
             row.status, row.error = "error", f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
         finally:
             memory.release_memory()
-    progress(1.0, phrase("progress.cmp_done", n=n))
+    progress(1.0, translatable("progress.cmp_done", n=n))
     return rows
 
 
@@ -243,8 +243,8 @@ def _one(src: ModelSource, dev: DeviceInfo, dtype: Dtype, row: CompareRow, n_new
                                                      meter=meter):
                     if not is_warmup and stats.new_tokens >= 1 and s.spans[-1].name != "decode":
                         s.mark("decode")
-                    what = (phrase("progress.cmp_warmup", done=stats.new_tokens, n=n_new) if is_warmup else
-                            phrase("progress.cmp_run", k=k - warmup + 1, runs=runs, done=stats.new_tokens, n=n_new))
+                    what = (translatable("progress.cmp_warmup", done=stats.new_tokens, n=n_new) if is_warmup else
+                            translatable("progress.cmp_run", k=k - warmup + 1, runs=runs, done=stats.new_tokens, n=n_new))
                     progress(0.4 + 0.6 * (k + stats.new_tokens / n_new) / steps, what)
                     if stop.is_set():
                         run_stop.set()

@@ -18,10 +18,11 @@ import torch
 from transformers import StaticCache
 from transformers.pytorch_utils import Conv1D
 
-from playground.core.i18n import phrase
+from playground.core.i18n import translatable
 from playground.hw import devices
 from playground.load.estimate import context_length
-from playground.run.generation import eos_ids, finish_reason
+from playground.run.generation import finish_reason
+from playground.run.loop import eos_ids
 
 MIN_CACHE = 64
 Progress = Callable[[float, str], None]
@@ -159,7 +160,7 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int,
         progress: Progress | None = None) -> CompiledRun:
     """Greedy decoding with the compiled step: compile (timed apart, only the first time for this
     model and cache length), then an eager prefill into the static cache, then one compiled step per
-    token. Stops at any of the model's end ids (`generation.eos_ids`), as generate() does."""
+    token. Stops at any of the model's end ids (`loop.eos_ids`), as generate() does."""
     ids = tokenizer(prompt, return_tensors="pt")["input_ids"].to(device)
     n_prompt = int(ids.shape[-1])
     length = cache_len_for(n_prompt, max_new_tokens, context_length(model.config))
@@ -173,7 +174,7 @@ def run(model, tokenizer, device: str, prompt: str, max_new_tokens: int,
         cache = entry.caches.get(length)
         if cache is None:
             if progress:
-                progress(0.0, phrase("eng.progress.compiling", length=length))
+                progress(0.0, translatable("eng.progress.compiling", length=length))
             cache = StaticCache(config=model.config, max_cache_len=length)
             compile_seconds = _compile(entry, model, weights, cache, ids, device)
             entry.caches[length] = cache

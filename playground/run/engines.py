@@ -19,7 +19,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from playground.core import threads
 from playground.core.errors import UserError
-from playground.core.i18n import Said, phrase, plain, said
+from playground.core.i18n import Said, as_text, said, translatable
 from playground.core.inputs import GenerationParams
 from playground.core.units import fmt_bytes
 from playground.hw import bandwidth, census, devices
@@ -73,7 +73,7 @@ class EnginesReport:
     hooks: dict | None = None  # an offloaded model's hooks, measured per token (run/offload.py's OffloadRun)
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return as_text(asdict(self))
 
 
 def make_row(engine: str, ids: list[int], stamps: list[float], reference: list[int] | None, bound: float,
@@ -175,18 +175,18 @@ def run(model, tokenizer, device: str, max_new_tokens: int, with_compiled: bool,
     bound = read.gbps * 1e9 / weights
     llc = bandwidth.last_level_cache_bytes()
     in_cache = torch.device(device).type == "cpu" and llc is not None and weights <= llc
-    say(0.05, phrase("eng.progress.generate"))
+    say(0.05, translatable("eng.progress.generate"))
     ref, stamps, n_prompt = generate_ids(model, tokenizer, device, prompt, max_new_tokens)  # in a thread of its own
-    finish = generation.finish_reason(ref, generation.eos_ids(model), max_new_tokens, False)
+    finish = generation.finish_reason(ref, loop.eos_ids(model), max_new_tokens, False)
     rows = [make_row("generate", ref, stamps, None, bound, finish=finish)]
-    say(0.15, phrase("eng.progress.profiled"))
+    say(0.15, translatable("eng.progress.profiled"))
     prof = threads.run(matmul_profile, model, tokenizer, device, prompt, name="engine")
     # the raw prompt, as generate_ids gives it: every row decodes the same tokens
     params = GenerationParams(max_new_tokens=max_new_tokens, temperature=0.0, top_p=1.0, seed=0, chat_template=False)
     for i, use_cache in enumerate((True, False)):
         if stop is not None and stop.is_set():
             break
-        say(0.2 + 0.2 * i, phrase("eng.progress.manual" if i == 0 else "eng.progress.nocache"))
+        say(0.2 + 0.2 * i, translatable("eng.progress.manual" if i == 0 else "eng.progress.nocache"))
         _, st = decode.run(model, tokenizer, device, prompt, params, use_cache=use_cache)
         stamps = list(itertools.accumulate(st.token_seconds, initial=st.ttft_seconds))
         rows.append(make_row(st.engine, st.token_ids, stamps, ref, bound, finish=st.finish_reason))
@@ -216,7 +216,7 @@ def add_compiled(report: EnginesReport, model, tokenizer, progress: Progress | N
     if len(placed) > 1:
         raise UserError.of("err.compiled_split", devices=", ".join(sorted(map(str, placed))))
     if progress:
-        progress(0.6, phrase("eng.progress.compiled"))
+        progress(0.6, translatable("eng.progress.compiled"))
     try:
         r = threads.run(compiled.run, model, tokenizer, report.device, report.prompt, report.max_new_tokens,
                         progress, name="engine")

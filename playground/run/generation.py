@@ -23,7 +23,7 @@ from playground.core.errors import UserError
 from playground.core.inputs import GenerationParams
 from playground.hw import devices
 from playground.load.estimate import context_length
-from playground.run.loop import eos_ids  # noqa: F401  (the ids every engine stops at, named here too)
+from playground.run.loop import eos_ids
 
 # Every decode engine by its one name: the API's `engine=` takes these three, each result carries its
 # engine's name (`engine`), and the page's words for them are the i18n keys `engine.<name>`.
@@ -153,7 +153,7 @@ def prompt_ids(tokenizer, prompt: str, chat_template: bool = True) -> dict:
     return dict(tokenizer(prompt, return_tensors="pt"))
 
 
-def room(tokenizer, model, prompt: str, chat_template: bool = True) -> tuple[int, int | None]:
+def prompt_and_context(tokenizer, model, prompt: str, chat_template: bool = True) -> tuple[int, int | None]:
     """(prompt tokens, context length or None): what the prompt leaves of the context for new tokens."""
     return int(prompt_ids(tokenizer, prompt, chat_template)["input_ids"].shape[-1]), context_length(model.config)
 
@@ -170,7 +170,7 @@ def encode(tokenizer, prompt: str, device: str, model, max_new_tokens: int, chat
     if ctx is not None and n >= ctx:
         raise UserError.of("err.prompt_fills_context", n=n, ctx=ctx)
     if ctx is not None and n + max_new_tokens > ctx:
-        raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, room=ctx - n)
+        raise UserError.of("err.context", n=n, new=max_new_tokens, total=n + max_new_tokens, ctx=ctx, left=ctx - n)
     if meter is not None:
         meter.check(n + max_new_tokens)
     # The inputs must live where the embedding lives: an index_select between a

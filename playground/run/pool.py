@@ -84,11 +84,12 @@ class ModelPool:
         lm = entry.loaded if entry is not None else None
         return (lm.report, entry.key.source) if lm is not None else None
 
-    def room(self, session: str, prompt: str, chat_template: bool = True) -> tuple[int | None, int | None]:
+    def prompt_and_context(self, session: str, prompt: str,
+                           chat_template: bool = True) -> tuple[int | None, int | None]:
         """(prompt tokens, context length) of this session's model: what `prompt` leaves for new tokens."""
         entry = self._mine(session)
         lm = entry.loaded if entry is not None else None
-        return generation.room(lm.tokenizer, lm.model, prompt, chat_template) if lm else (None, None)
+        return generation.prompt_and_context(lm.tokenizer, lm.model, prompt, chat_template) if lm else (None, None)
 
     def busy(self) -> bool:
         """Is a run (a load, a generation, a lab run, a comparison) holding the lane right now?"""
@@ -185,10 +186,10 @@ class ModelPool:
             def work() -> tuple[loader.LoadedModel, tuple, UserError | None]:
                 # `own` and the candidates are entries: unloading one drops its model from it, so the names
                 # here keep nothing alive
-                plan, room = self._fit(spec, rec, candidates, first=1 if own else 0)
+                plan, evicted = self._fit(spec, rec, candidates, first=1 if own else 0)
                 # the models freed to make room: the load's "unload" phase, timed, its memory read around it
-                names = ", ".join(e.loaded.report.model for e in room) or None
-                loader.unload(plan, lambda: [self._unload(e, by=session) for e in room], previous=names)
+                names = ", ".join(e.loaded.report.model for e in evicted) or None
+                loader.unload(plan, lambda: [self._unload(e, by=session) for e in evicted], previous=names)
                 plan.others_copied = sum(o["copied"] for o in self.others(None))  # every model held, the new one aside
                 try:
                     return loader.load(plan), spec, None

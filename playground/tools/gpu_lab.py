@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from playground.core.i18n import plain
+from playground.core.i18n import as_text
 from playground.lab import harness, scenarios, target
 
 
@@ -31,9 +31,9 @@ def break_it(device: str) -> dict:
         rows.append(dict(id=sid, ran_on=r.device, simulated=r.simulated, raised=r.raised,
                          raised_for_real=bool(r.raised and not r.simulated and sc.needs_gpu), error_type=r.error_type,
                          message=(r.error_message or "").splitlines()[0][:300] if r.error_message else None,
-                         warnings=len(r.warnings), cannot_run=plain(r.cannot_run), as_expected=not problems,
+                         warnings=len(r.warnings), cannot_run=as_text(r.cannot_run), as_expected=not problems,
                          problems=problems, fix_ok=r.fix_ok, notes=[n.text("en") for n in r.notes],
-                         measured=plain(r.measured), seconds=r.seconds))
+                         measured=as_text(r.measured), seconds=r.seconds))
     return dict(target=str(page), scenarios=rows,
                 raised_for_real=[r["id"] for r in rows if r.get("raised_for_real")],
                 simulated=[r["id"] for r in rows if r.get("simulated")],

@@ -68,7 +68,7 @@ def chart_spec(rows, column: str, key: str, lang: str = "en", width: int = 215, 
     return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
             "usermeta": {"embedOptions": {"renderer": "svg", "actions": False}},  # SVG: the tests read the bars
             "title": {"text": title, **({"subtitle": t("cmp.chart.spread", lang)} if column in SPREAD else {})},
-            # a fixed width: five charts side by side, each about 230 px wide ("container" measured 0 in a row)
+            # a fixed width: five charts side by side, each about 230 px wide ("container" measures 0 inside a row)
             "width": width, "height": height, "autosize": {"type": "fit-x", "contains": "padding"},
             "layer": layers}
 

@@ -22,21 +22,19 @@ import gradio as gr
 
 from playground.core import inputs, settings
 from playground.core.errors import UserError
-from playground.core.i18n import in_lang, plain, t
+from playground.core.i18n import as_text, t
 from playground.core.inputs import GenerationParams
 from playground.hw import devices, zerogpu
 from playground.lab import diagnose, factcheck, harness, render, scenarios
 from playground.lab.factcheck import render as facts_render
 from playground.lab.inspect import inspect
 from playground.load import catalog, estimate as sizing, loader
-from playground.run.decode import check_engine
 from playground.run.pool import POOL
-from playground.web import lab_runs, snippet as code, views
-from playground.web.model_lists import model_choices
+# the load report and the generation's stats are rendered where the CLI prints them from too
+from playground.run.render import ledger_markdown, per_token_markdown, stats_markdown
+from playground.web import snippet as code, views
 from playground.web.lab_runs import run_lab
-from playground.web.results import (made_now, page_lang, refused, relang_stale, session_of,  # noqa: F401
-                                   ui_stale, ui_timeline, ui_timeline_data)
-from playground.web.pace import Pace
+from playground.web.results import page_lang, refused, session_of
 from playground.web.page import waiting
 
 
@@ -72,7 +70,7 @@ def load_model(model: str, device: str, dtype: str, request: gr.Request = None) 
 def status(request: gr.Request = None) -> dict:
     """This client's model (or why it has none: `gone`), and how many models the server holds for how many
     visitors, with their RAM and how many evictions were told."""
-    return plain(POOL.status(session_of(request)))
+    return as_text(POOL.status(session_of(request)))
 
 
 @zerogpu.gpu
@@ -85,7 +83,7 @@ def generate_on_gpu(prompt: str, max_new_tokens: int, temperature: float, top_p:
         yield text, stats.to_dict()
 
 
-def _checked_generation(prompt, max_new_tokens, temperature, top_p, seed,
+def checked_generation(prompt, max_new_tokens, temperature, top_p, seed,
                         chat_template: object = True) -> tuple[str, GenerationParams]:
     params = inputs.generation_params(max_new_tokens, temperature, top_p, seed, chat_template)
     return inputs.check_prompt(prompt), params
@@ -99,12 +97,12 @@ def generate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
     the page's.)"""
     session = session_of(request)
     with gr_errors():
-        prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
+        prompt, p = checked_generation(prompt, max_new_tokens, temperature, top_p, seed)
         for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed, session):
-            yield text, stamped(d, session)
+            yield text, with_waiting(d, session)
 
 
-def stamped(d: dict, session: str) -> dict:
+def with_waiting(d: dict, session: str) -> dict:
     """A generation's stats; the last update says how many other visitors were waiting when it ended."""
     return d if d.get("finish_reason") == "running" else dict(d, waiting=waiting(session))
 
@@ -140,39 +138,20 @@ def estimate(model: str, dtype: str) -> dict:
 
 # ---------------------------------------------------------------- page handlers
 # Each returns its result twice: rendered in the page's language, and as data for a gr.State, so that
-# switching the language renders it again (the `relang_*` functions) instead of wiping it.
+# switching the language renders it again (the `retranslate_*` functions) instead of wiping it.
 
-def ui_load(model: str, device: str, dtype: str, lang: str, request: gr.Request = None, progress=gr.Progress()):
-    """The Load button (its inputs as every caller sends them; max_new_tokens' slider follows in a .then).
-    Outputs: the report (text, JSON), the banner, the timeline (plot, peaks), the report and timeline states,
-    the ledger (two plots, table) and its state, then the load's own message line (a refusal, or nothing).
-    A refused load changes only that line (and the banner): the results of the model still loaded stay."""
-    lang, session = page_lang(lang), session_of(request)
-    try:
-        report = POOL.load(*loader.parse(model, device, dtype), session=session,
-                           progress=lambda f, d: progress(f, desc=in_lang(d, lang)))
-    except UserError as e:
-        return (*[gr.skip()] * 2, ui_status(lang, request), *[gr.skip()] * 8, refused(e, lang))
-    report = replace(report, waiting=waiting(session))
-    timeline = ui_timeline_data(session)
-    d = report.to_dict()
-    book = (d["ledger"], "after_load")
-    return (views.report_markdown(report, lang), d, ui_status(lang, request),
-            *ui_timeline(timeline, lang), report, timeline, *ui_ledger(book, lang), book, "")
-
-
-def ui_ledger(book: tuple | None, lang: str) -> tuple:
+def ui_ledger(ledger_moment: tuple | None, lang: str) -> tuple:
     """The ledger's table in `lang`, and its two plots emptied: `ui_ledger_plots` draws them next, in an event
     chained after this one (Gradio 6's bar plot, given new data and new words at once, draws the data it had
     before; emptied first, it draws the new)."""
-    parts, moment = book or ([], "after_load")
-    return gr.BarPlot(value=None), gr.BarPlot(value=None), views.ledger_markdown(parts, page_lang(lang), moment)
+    parts, moment = ledger_moment or ([], "after_load")
+    return gr.BarPlot(value=None), gr.BarPlot(value=None), ledger_markdown(parts, page_lang(lang), moment)
 
 
-def ui_ledger_plots(book: tuple | None, lang: str) -> tuple:
-    """The ledger's two stacked-bar plots in `lang`; `book`: (part dicts, moment)."""
+def ui_ledger_plots(ledger_moment: tuple | None, lang: str) -> tuple:
+    """The ledger's two stacked-bar plots in `lang`; `ledger_moment`: (part dicts, moment)."""
     lang = page_lang(lang)
-    proc, whole = views.ledger_frames((book or ([], ""))[0], lang)
+    proc, whole = views.ledger_frames((ledger_moment or ([], ""))[0], lang)
     return (gr.BarPlot(value=proc, **views.ledger_words(lang, "process")),
             gr.BarPlot(value=whole, **views.ledger_words(lang, "device")))
 
@@ -190,23 +169,24 @@ def ui_release(request: gr.Request) -> None:
     POOL.release(session)
 
 
-def ui_room(prompt: object, chat_template: object, session: str) -> tuple[int | None, int | None]:
-    """(prompt tokens, context) of the visitor's model for this prompt; (None, None) when it cannot say."""
-    if not isinstance(prompt, str) or not prompt.strip():
-        current = POOL.current(session)
-        return None, current[0].context_length if current else None
+def prompt_and_context(prompt: object, chat_template: object, session: str) -> tuple[int | None, int | None]:
+    """(prompt tokens, context) of the visitor's model for this prompt; the prompt's count is None when there is
+    no prompt to count or the prompt is refused (the Generate button says why, when pressed); (None, None) before
+    a load. Anything else that fails is an error, and the page shows it."""
+    current = POOL.current(session)
     try:
-        return POOL.room(session, prompt, bool(chat_template))
-    except Exception:  # a prompt the tokenizer refuses: the Generate button says why
-        return None, None
+        prompt = inputs.check_prompt(prompt)
+    except UserError:
+        return None, current[0].context_length if current else None
+    return POOL.prompt_and_context(session, prompt, bool(chat_template))
 
 
-def slider_update(room: tuple, value: object, lang: str):
+def slider_update(prompt_context: tuple, value: object, lang: str):
     """max_new_tokens' slider: capped at what the prompt leaves of the context (and the server's cap). Its value
     is set only when it must change (above the new top, or not a number): `value` is what the slider held when
-    the event started, and sent back unchanged it would undo what the visitor set meanwhile (a load's chained
-    update landing after the visitor typed 200 put the slider back to 64)."""
-    n, ctx = room
+    the event started, and sent back unchanged it would undo what the visitor set meanwhile (an update chained
+    after a load lands when it lands, after any typing in between)."""
+    n, ctx = prompt_context
     cap = settings.read().max_new_tokens
     top = max(1, min(cap, ctx - (n or 1))) if ctx else cap
     info = views.context_info(ctx, n, lang)
@@ -221,8 +201,8 @@ def slider_update(room: tuple, value: object, lang: str):
 
 def ui_prompt_changed(prompt: str, chat_template: bool, max_new: object, lang: str, request: gr.Request = None):
     """As the prompt (or the chat switch) changes: the slider's top follows what the prompt leaves."""
-    room = ui_room(prompt, chat_template, session_of(request))
-    return slider_update(room, max_new, page_lang(lang)), room
+    counted = prompt_and_context(prompt, chat_template, session_of(request))
+    return slider_update(counted, max_new, page_lang(lang)), counted
 
 
 def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template: bool, session: str) -> str:
@@ -234,72 +214,10 @@ def ui_snippet(prompt: str, params: GenerationParams, engine: str, chat_template
     return code.snippet(src, report.device, report.dtype_requested, prompt, params, engine, chat_template)
 
 
-def ui_generate(prompt, max_new_tokens, temperature, top_p, seed, break_on, mistake, engine, lang,
-                request: gr.Request = None, chat_template=True):
-    """Outputs: text, stats, the code to copy, the lab, the timeline (plot, peaks), the states of the stats, the
-    lab result and the timeline, the ledger (its two plots and table) and its state; then the run's message line
-    (a refusal), the model the results were made with (a state), the stale line over them and their column.
-    A refused run changes only its message line: the results on show stay."""
-    lang, session = page_lang(lang), session_of(request)
-    skip = gr.skip()
-    current = relang_stale(lang, None)  # the stale line cleared, the results' column not greyed
-    try:
-        if break_on:
-            # The output box, the stats and the code to copy belong to a generation: a lab run clears them and
-            # hides the two boxes (an empty output box under every lab result says nothing)
-            sc = scenarios.get(mistake)
-            hidden = (gr.update(value="", visible=False), "",
-                      gr.update(value=t("page.snippet.none", lang), visible=False))
-            for result in lab_runs.ticking(sc, session):  # a tick a second while it runs, then its result
-                if isinstance(result, lab_runs.Tick):
-                    yield (*hidden, views.lab_running(result.elapsed, result.expected, lang), skip, skip, None, None,
-                           *[skip] * 5, "", skip, skip, skip)
-            yield (*hidden, render.result_markdown(result, lang), skip, skip, None, result, *[skip] * 5,
-                   "", made_now(session), *current)
-            return
-        prompt, p = _checked_generation(prompt, max_new_tokens, temperature, top_p, seed, chat_template)
-        engine = check_engine(engine)
-        final, text, first, pace = None, "", True, Pace(quiet_start=True)  # not drawn during the decode's start
-        for text, d in generate_on_gpu(prompt, p.max_new_tokens, p.temperature, p.top_p, p.seed,
-                                       session, engine, p.chat_template):
-            if d["finish_reason"] != "running":
-                final = stamped(d, session)
-            elif pace.due():  # four updates a second from the click, not one per token: the browser renders each on these cores
-                # the box shows again (a lab run hid it) with the first token; after it, the text alone
-                out = gr.update(value=text, visible=True) if first else text
-                first = False
-                stats = views.stats_markdown(views.stats_from_dict(d), lang)
-                yield out, stats, skip, "", skip, skip, skip, None, *[skip] * 5, "", skip, skip, skip
-    except UserError as e:
-        yield (*[skip] * 13, refused(e, lang), skip, skip, skip)
-        return
-    # the code to copy, for the visitor's model (the one the stats name) and the engine that ran
-    snippet = ui_snippet(prompt, p, engine, bool(final.get("chat_template_applied")), session)
-    timeline = ui_timeline_data(session)
-    book = (final.get("ledger") or [], "after_generation")
-    yield (gr.update(value=text, visible=True), relang_stats(lang, final), gr.update(value=snippet, visible=True),
-           "", *ui_timeline(timeline, lang), final, None, timeline, *ui_ledger(book, lang), book,
-           "", views.made_with(final), *current)
-
-
-def relang_stats(lang: str, d: dict | None) -> str:
+def final_stats_markdown(lang: str, d: dict | None) -> str:
     if not d:
         return ""
-    return views.stats_markdown(views.stats_from_dict(d), lang) + views.per_token_markdown(d, lang)
-
-
-def relang_play(lang: str, report, estimate_, timeline, stats, lab, room, max_new, book) -> list:
-    """Every result of the Playground tab, said again in `lang`."""
-    return [views.report_markdown(report, lang) if report is not None else t("page.report.empty", lang),
-            views.estimate_fit_markdown(estimate_, lang),
-            *ui_timeline(timeline, lang),
-            relang_stats(lang, stats),
-            render.result_markdown(lab, lang) if lab is not None else "",
-            slider_update(room or (None, None), max_new, lang),
-            gr.update(choices=model_choices(lang)), gr.update(choices=views.engine_choices(lang)),
-            gr.update(choices=views.decoding_choices(lang)),
-            views.devices_html(devices.discover(), lang),
-            *ui_ledger(book, lang)]
+    return stats_markdown(views.stats_from_dict(d), lang) + per_token_markdown(d, lang)
 
 
 def ui_decoding(mode: str):
@@ -374,10 +292,10 @@ def ui_diagnose(text: str, lang: str):
     button that opens its first reproducible match in the lab."""
     with gr_errors(lang):
         found = diagnose.diagnose(inputs.check_diagnose_text(text))
-    return (*relang_diagnose(page_lang(lang), found), found, ui_open_button(found, lang))
+    return (*retranslate_diagnose(page_lang(lang), found), found, ui_open_button(found, lang))
 
 
-def relang_diagnose(lang: str, found) -> tuple:
+def retranslate_diagnose(lang: str, found) -> tuple:
     """The diagnosis in `lang`, and its out-of-memory bar emptied (`ui_oom_bar` draws it next: see `ui_ledger`)."""
     return (render.diagnose_markdown(found, lang) if found is not None else ""), gr.BarPlot(value=None)
 

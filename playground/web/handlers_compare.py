@@ -20,9 +20,13 @@ from playground.load import catalog
 from playground.run import compare as matrix
 from playground.run.pool import POOL
 from playground.web import compare_views as cmp_views
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
+from playground.web.handlers import gr_errors, ui_status
+from playground.web.model_lists import model_choices
 from playground.web.pace import paced
-from playground.web.page import waiting
+from playground.web.page import answers, waiting
+from playground.web.results import page_lang, session_of
+
+CHARTS = tuple(f"chart_{col}" for col, _ in cmp_views.CHARTS)  # the five charts' names, in the page's order
 
 
 def _compare_request(model: object, pairs: object, max_new_tokens: object):
@@ -42,6 +46,7 @@ def compare(model: str, pairs: list[str], max_new_tokens: int, request: gr.Reque
 
 # ---------------------------------------------------------------- page events
 
+@answers(*CHARTS, "table", "beside", "files", "status", "result")
 def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request: gr.Request, progress=gr.Progress()):
     lang, session = page_lang(lang), session_of(request)
     with gr_errors(lang):
@@ -52,26 +57,28 @@ def ui_compare(model: str, pairs: list[str], max_new_tokens, lang: str, request:
                               progress=paced(lambda f, d: progress(f, desc=in_lang(d, lang))))
     paths = matrix.export(rows, exports.new_folder())
     result = (list(rows), rows.beside, waiting(session))
-    return (*charts(rows, lang), cmp_views.table(rows, lang),
-            cmp_views.beside_markdown(rows.beside, result[2], lang), [str(paths["csv"]), str(paths["json"])],
-            ui_status(lang, request), result)
+    return dict(charts(rows, lang), table=cmp_views.table(rows, lang),
+                beside=cmp_views.beside_markdown(rows.beside, result[2], lang),
+                files=[str(paths["csv"]), str(paths["json"])], status=ui_status(lang, request), result=result)
 
 
-def charts(rows, lang: str) -> list:
-    """The Compare tab's five charts of `rows` in `lang`, each drawn whole (a Vega-Lite spec: words and data
-    together, so a new run or a new language never shows the old under the new)."""
-    out = []
-    for col, key in cmp_views.CHARTS:
+def charts(rows, lang: str) -> dict:
+    """The Compare tab's five charts of `rows` in `lang`, by name, each drawn whole (a Vega-Lite spec: words and
+    data together, so a new run or a new language never shows the old under the new)."""
+    out = {}
+    for name, (col, key) in zip(CHARTS, cmp_views.CHARTS):
         spec = cmp_views.chart_spec(rows, col, key, lang)
-        out.append(gr.Plot(value=PlotData(type="altair", plot=json.dumps(spec, default=float)) if spec else None))
+        out[name] = gr.Plot(value=PlotData(type="altair", plot=json.dumps(spec, default=float)) if spec else None)
     return out
 
 
-def relang_compare(lang: str, result: tuple | None) -> list:
-    """The Compare tab in `lang`: its charts, the table and the note on the models it ran beside."""
+@answers(*CHARTS, "table", "beside", "model")
+def retranslate_compare(lang: str, result: tuple | None) -> dict:
+    """The Compare tab in `lang`: its charts, the table, the note on the models it ran beside, the model list."""
     rows, beside, n_waiting = result or ([], None, None)
-    return [*charts(rows, lang), cmp_views.table(rows, lang) if rows else "",
-            cmp_views.beside_markdown(beside, n_waiting, lang)]
+    return dict(charts(rows, lang), table=cmp_views.table(rows, lang) if rows else "",
+                beside=cmp_views.beside_markdown(beside, n_waiting, lang),
+                model=gr.update(choices=model_choices(lang)))
 
 
 def ui_compare_stop(request: gr.Request):

@@ -13,8 +13,11 @@ import gradio as gr
 
 from playground.core.i18n import t
 from playground.web import lesson, views_lesson as views
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_status
-from playground.web.page import waiting
+from playground.web.handlers import gr_errors, ui_status
+from playground.web.page import answers, waiting
+from playground.web.results import page_lang, session_of
+
+SHOWN = ("text", "said", "figures", "deeper", "at", "back", "next")  # what choosing a step shows
 
 
 # ---------------------------------------------------------------- API endpoints
@@ -37,16 +40,18 @@ def lesson_step(step: str, request: gr.Request = None) -> dict:
 
 # ---------------------------------------------------------------- page events
 
-def ui_show(step_id: str, results: dict | None, lang: str):
-    """A step chosen (the path's list, Next, Back, or the page remembering it): its text, its last result, and
-    Back and Next pressable only where there is a step to go to."""
+@answers(*SHOWN)
+def ui_show(step_id: str, results: dict | None, lang: str) -> dict:
+    """A step chosen (the path's list, Next, Back, or the page remembering it): its text, its last result, the
+    step kept in the browser (`at`), and Back and Next pressable only where there is a step to go to."""
     lang = page_lang(lang)
     step_id = step_id if step_id in lesson.BY_ID else lesson.STEPS[0].id
     d = (results or {}).get(step_id)
     at = [s.id for s in lesson.STEPS].index(step_id)
-    return (views.step_markdown(step_id, lang), views.sentence_markdown(d, lang), views.figures_markdown(d, lang),
-            gr.update(value=views.deeper_label(step_id, lang)), step_id,
-            gr.update(interactive=at > 0), gr.update(interactive=at < len(lesson.STEPS) - 1))
+    return dict(text=views.step_markdown(step_id, lang), said=views.sentence_markdown(d, lang),
+                figures=views.figures_markdown(d, lang), deeper=gr.update(value=views.deeper_label(step_id, lang)),
+                at=step_id, back=gr.update(interactive=at > 0),
+                next=gr.update(interactive=at < len(lesson.STEPS) - 1))
 
 
 def ui_run(step_id: str, results: dict | None, lang: str, request: gr.Request = None):
@@ -70,7 +75,9 @@ def ui_deeper(step_id: str):
     return gr.Tabs(selected=lesson.BY_ID.get(step_id, lesson.STEPS[0]).tab)
 
 
-def rerender(lang: str, step_id: str, results: dict | None) -> list:
+@answers("path", "text", "said", "figures", "deeper")
+def rerender(lang: str, step_id: str, results: dict | None) -> dict:
     lang = page_lang(lang)
     shown = ui_show(step_id, results, lang)
-    return [gr.update(choices=views.step_choices(lang)), *shown[:4]]
+    return dict(path=gr.update(choices=views.step_choices(lang)),
+                **{k: shown[k] for k in ("text", "said", "figures", "deeper")})

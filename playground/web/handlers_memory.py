@@ -4,7 +4,7 @@ The same contract as `playground.web.handlers`: what a visitor sent becomes type
 source, a dtype, a context and a batch, checked once); the sizing runs in the core (`playground.load.fit`),
 on the visitor's own model held in use (its activation peak is measured on it; nothing unloads it); a
 `UserError` becomes `gr.Error` in English for the API, and on the page a toast and a line in the panel, in the
-visitor's language (`handlers.refused`).
+visitor's language (`results.refused`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from playground.load import catalog, fit as fitting
 from playground.run.pool import POOL
 from playground.web import views
 from playground.core.errors import UserError
-from playground.web.handlers import estimate_of, gr_errors, page_lang, refused, session_of
+from playground.web.handlers import estimate_of, gr_errors
+from playground.web.results import page_lang, refused, session_of
 
 
 def _fit(model: object, dtype: object, context: object, batch: object, session: str) -> fitting.Fit:

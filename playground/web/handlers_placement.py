@@ -17,17 +17,17 @@ import gradio as gr
 
 from playground.core import inputs, threads
 from playground.core.errors import UserError
-from playground.core.i18n import in_lang, plain
+from playground.core.i18n import as_text, in_lang
 from playground.core.inputs import Placement
 from playground.hw import devices
 from playground.load import catalog, placemap, placement, straight
 from playground.load.catalog import ModelSource
 from playground.run import cliff
 from playground.run.pool import POOL
-from playground.web import views, views_placement as pv
-from playground.web.handlers import gr_errors, page_lang, session_of, ui_ledger, ui_status
-from playground.web.page import waiting
-from playground.web.results import ui_timeline, ui_timeline_data
+from playground.web import views_placement as pv
+from playground.web.handlers import gr_errors, ui_status
+from playground.web.page import answers, waiting
+from playground.web.results import page_lang, session_of
 
 CLIFF_MAX = 48  # the most blocks one cliff offloads (GPT-2 XL has 48): each point is a load and three generations
 
@@ -135,14 +135,14 @@ def load_placed(model: str, dtype: str, limits: str, request: gr.Request = None)
     the loaded tensors and hooks: blocks (name, bytes, planned, intended, actual, store, ...), offloaded_bytes,
     the plan, and the load report (`load`)."""
     with gr_errors():
-        return plain(place(*parse_placed(model, dtype, limits), session_of(request)))
+        return as_text(place(*parse_placed(model, dtype, limits), session_of(request)))
 
 
 def offload_cost(request: gr.Request = None) -> dict:
     """The loaded offloaded model, warm and cold, against an all-in-RAM copy: bytes moved and read per token,
     tokens/s, where the time went, the same greedy tokens or not."""
     with gr_errors():
-        return plain(measure_cost(session_of(request)))
+        return as_text(measure_cost(session_of(request)))
 
 
 def offload_cliff(max_blocks: int, request: gr.Request = None) -> list[dict]:
@@ -216,33 +216,19 @@ def ui_straight(device, dtype, lang: str, request: gr.Request):
     return pv.straight_markdown(d, lang), d
 
 
-def ui_loaded_elsewhere(placed: dict | None, lang: str, request: gr.Request = None) -> tuple:
-    """A load made on another tab (Placement's "Load with these limits") replaced the visitor's model: the
-    Playground's selection (model, device, dtype) and its load results (report, timeline, ledger) now describe
-    that model, as its own Load would have. `placed`: what was picked there ({"model": ...})."""
-    lang, session = page_lang(lang), session_of(request)
-    current = POOL.current(session)
-    if not placed or current is None:
-        return tuple(gr.skip() for _ in range(14))
-    report = current[0]
-    timeline = ui_timeline_data(session)
-    d = report.to_dict()
-    book = (d["ledger"], "after_load")
-    return (gr.update(value=placed["model"]), gr.update(value=report.device), gr.update(value=report.dtype_requested),
-            views.report_markdown(report, lang), d, *ui_timeline(timeline, lang), report, timeline,
-            *ui_ledger(book, lang), book, "")
-
-
-def rerender(lang: str, shown_: dict | None, cost: dict | None, cliff_: dict | None, straight_: dict | None) -> list:
-    """Every result of the tab, kept as data, said again in the page's new language."""
+@answers("picture", "out", "cost_md", "plot", "cliff_md", "s_md")
+def rerender(lang: str, shown_: dict | None, cost: dict | None, cliff_: dict | None, straight_: dict | None) -> dict:
+    """Every result of the tab, kept as data, said again in the page's new language (one not made yet stays)."""
     lang = page_lang(lang)
-    skip = gr.skip()
+    answer: dict = dict(plot=pv.cliff_plot(cliff_, lang))
     if shown_ and "plan" in shown_ and "map" not in shown_:
-        picture, text = pv.plan_html(shown_["plan"], lang), pv.plan_markdown(shown_["plan"], lang)
+        answer.update(picture=pv.plan_html(shown_["plan"], lang), out=pv.plan_markdown(shown_["plan"], lang))
     elif shown_ and "map" in shown_:
-        picture, text = pv.map_html(shown_["map"], lang), pv.map_markdown(shown_["map"], lang)
-    else:
-        picture = text = skip
-    return [picture, text, pv.cost_markdown(cost, lang) if cost else skip,
-            pv.cliff_plot(cliff_, lang), pv.cliff_markdown(cliff_, lang) if cliff_ else skip,
-            pv.straight_markdown(straight_, lang) if straight_ else skip]
+        answer.update(picture=pv.map_html(shown_["map"], lang), out=pv.map_markdown(shown_["map"], lang))
+    if cost:
+        answer.update(cost_md=pv.cost_markdown(cost, lang))
+    if cliff_:
+        answer.update(cliff_md=pv.cliff_markdown(cliff_, lang))
+    if straight_:
+        answer.update(s_md=pv.straight_markdown(straight_, lang))
+    return answer

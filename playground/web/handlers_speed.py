@@ -20,7 +20,7 @@ import gradio as gr
 
 from playground.core import inputs, threads
 from playground.core.errors import UserError, shown
-from playground.core.i18n import in_lang, plain, said, t
+from playground.core.i18n import as_text, in_lang, said, t
 from playground.hw import bandwidth as rates, busy, devices, pcie, zerogpu
 from playground.hw.devices import DeviceInfo
 from playground.load import migration
@@ -28,8 +28,9 @@ from playground.load.loader import LoadedModel
 from playground.run import engines as decode_engines, kvcache
 from playground.run.pool import POOL
 from playground.web import views_speed as views
-from playground.web.handlers import gr_errors, page_lang, session_of
+from playground.web.handlers import gr_errors
 from playground.web.page import waiting
+from playground.web.results import page_lang, session_of
 
 ENGINE_MAX_TOKENS = 256  # the cache-less loop costs O(n^2): beyond this it takes minutes on a big model
 KV_TOKENS = 256  # how far the KV-cache measurement decodes (less where the context is shorter)
@@ -112,7 +113,7 @@ def bandwidth(request: gr.Request = None) -> dict:
     """Measure now: host memcpy, streaming-read and float32->bfloat16 cast rates; each GPU's pinned and
     pageable copies both ways with its PCIe link (or why there is none); this client's model's .to() beside them."""
     with gr_errors():
-        return plain(measure_bandwidth(session_of(request)))
+        return as_text(measure_bandwidth(session_of(request)))
 
 
 def kv_growth(request: gr.Request = None) -> dict:
@@ -128,7 +129,7 @@ def engines(max_new_tokens: int, compiled: bool = False, request: gr.Request = N
     session = session_of(request)
     with gr_errors():
         n, c = check_engine_tokens(max_new_tokens), inputs.check_flag(compiled, "compiled")
-        rows = plain(run_engines(n, c, session).to_dict()["rows"])
+        rows = as_text(run_engines(n, c, session).to_dict()["rows"])
     n_waiting = waiting(session)
     return [dict(r, waiting=n_waiting) for r in rows]
 

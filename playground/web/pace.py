@@ -7,7 +7,7 @@ Why, measured with `python -m playground.tools.bench_page` (the browser on the c
 update per token held the page to 21-72 tokens/s where the API gave 216-238; four a second brought it within
 4-10%; the first update sent with the first token was drawn in the first milliseconds of the decode it timed
 (96 tokens take 0.2 s here), and held to a quarter second from the click the gap was under 4% either way in
-six runs (docs/serving.md, "The page's own pace"; README, "The page's own cost").
+six runs (docs/serving.md, "The page's own pace"; docs/measurements.md, "The page's own cost").
 """
 
 from __future__ import annotations

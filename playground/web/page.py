@@ -5,12 +5,19 @@ context and wires their events. `page.words(component, prop, key)` makes a
 property follow the language selector; `page.on_language(fn, outputs, inputs)`
 re-renders anything else (a result kept as data, a list of choices) when the
 visitor switches language: `fn(lang, *input_values)` returns one update per output.
+
+An event with more than a few outputs answers by name: its handler, declared with `@answers(name, ...)`,
+returns (or yields) a dict from some of those names to their new values, and `answering(fn, components)`
+wires it (the components of its names as the outputs, each answer keyed by them: Gradio updates the outputs a
+dict names and leaves the others as they are).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import gradio as gr
 from gradio.context import LocalContext
@@ -41,6 +48,52 @@ def waiting(session: str) -> int | None:
         return None
     lane = lanes.get(LANE_ID)
     return len({e.session_hash for e in list(lane.queue) if e.session_hash != session}) if lane else 0
+
+
+def answers(*names: str) -> Callable:
+    """Declare an event handler that answers by name: it returns (or yields) a dict from some of `names` to the
+    new values of those outputs. A name outside `names` raises KeyError when it is answered (a bug, which the
+    first test or click down that path meets): Gradio would refuse the update, less clearly."""
+    def declare(fn: Callable) -> Callable:
+        def checked(answer):
+            if not isinstance(answer, dict):
+                raise TypeError(f"{fn.__name__} answers by name: a dict of {names}, not {type(answer).__name__}")
+            unknown = set(answer) - set(names)
+            if unknown:
+                raise KeyError(f"{fn.__name__} answered {sorted(unknown)}, outside its outputs {names}")
+            return answer
+
+        wrapper = _mapped(fn, checked)
+        wrapper.outputs = names
+        return wrapper
+    return declare
+
+
+def answering(fn: Callable, components: Mapping[str, gr.components.Component]) -> dict:
+    """`fn=` and `outputs=` for an event listener or a language hook, from a handler declared with `answers`:
+    the outputs are the components of its names, and each answer is keyed by those components."""
+    return dict(fn=_mapped(fn, lambda answer: {components[k]: v for k, v in answer.items()}),
+                outputs=[components[n] for n in fn.outputs])
+
+
+def _mapped(fn: Callable, f: Callable) -> Callable:
+    """`fn` with `f` applied to what it returns, or to each thing it yields. Its name and signature stay: Gradio
+    reads them (the API's name, the gr.Request and gr.Progress it passes, whether it streams)."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def each(*args, **kwargs):
+            answers_ = fn(*args, **kwargs)
+            try:
+                for answer in answers_:
+                    yield f(answer)
+            finally:  # closed early (the visitor left, the run was cancelled): so is `fn`, at once
+                answers_.close()
+        return each
+
+    @functools.wraps(fn)
+    def once(*args, **kwargs):
+        return f(fn(*args, **kwargs))
+    return once
 
 
 @dataclass
@@ -91,7 +144,10 @@ class Page:
                    for _, props in self.words_of]
             at = 0
             for h in self.hooks:
-                out += list(h.fn(lang, *values[at:at + len(h.inputs)]))
+                answer = h.fn(lang, *values[at:at + len(h.inputs)])
+                if isinstance(answer, dict):  # an answer by name (`answering`): the outputs it leaves out stay
+                    answer = [answer.get(c, gr.skip()) for c in h.outputs]
+                out += list(answer)
                 at += len(h.inputs)
             merged: dict[int, dict] = {}
             for comp, update in zip(named, out):

@@ -43,7 +43,7 @@ def refused(e: UserError, lang: object = "en") -> str:
     return views.refusal_markdown(text, lang)
 
 
-def made_now(session: str) -> dict:
+def model_for_run(session: str) -> dict:
     """The model a run on this session makes its results with: its own, or before a load the lab's bundled model
     (float32 on the CPU: `harness.bundled`)."""
     current = POOL.current(session)
@@ -53,17 +53,17 @@ def made_now(session: str) -> dict:
     return dict(model=r.model, device=r.device, dtype=r.dtype)
 
 
-def ui_stale(made: dict | None, lang: str, request: gr.Request = None) -> tuple:
+def ui_stale(made_with: dict | None, lang: str, request: gr.Request = None) -> tuple:
     """After a load (done or refused): do the Playground's results (output, stats, code, lab) still belong to
     the model loaded now? The line over them, the results' column greyed or not, and the line's data (for
     the language switch)."""
     current = POOL.current(session_of(request))
     now = views.made_with(current[0].to_dict()) if current else None
-    facts = (made, now)
-    return (*relang_stale(page_lang(lang), facts), facts)
+    facts = (made_with, now)
+    return (*retranslate_stale(page_lang(lang), facts), facts)
 
 
-def relang_stale(lang: str, facts: tuple | None) -> tuple:
+def retranslate_stale(lang: str, facts: tuple | None) -> tuple:
     """The stale line in `lang` and the results' column, greyed when the line says they are out of date."""
     line = views.stale_markdown(*(facts or (None, None)), lang)
     return line, gr.Column(elem_classes=["results", "stale"] if line else ["results"])

@@ -50,7 +50,7 @@ def main(build: Callable, launch: dict) -> None:
     # ignored: then the write fails with EFBIG, and the build says so (playground.load.integrity).
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     # What cannot be survived is at least logged: SIGBUS when the file under a memory-mapped float32 model
-    # is truncated (the README's known limit), SIGSEGV, SIGABRT: "Fatal Python error" and every thread's stack.
+    # is truncated (docs/reliability.md's known limit), SIGSEGV, SIGABRT: "Fatal Python error" and every thread's stack.
     faulthandler.enable()
     stopping = threading.Event()
     received: list[str] = []

@@ -32,8 +32,8 @@ CSS = """
    map_location=torch.device('cpu')..."). Wrap it, at spaces first. */
 :is(#lab, #diagnose, #fact-out) pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 /* Gradio's theme serves Source Sans Pro's weight 600 from a file that holds 55 glyphs (A and B among them, no
-   other letter), so bold text mixed two fonts: "RAM" drew its A from that file, in another shape and size, and R
-   and M from a fallback. Bold and semi-bold come from Gradio's own complete Bold file instead. */
+   other letter), so bold text would mix two fonts: "RAM" would take its A from that file, in another shape and
+   size, and R and M from a fallback. Bold and semi-bold come from Gradio's own complete Bold file. */
 @font-face { font-family: 'Source Sans Pro'; font-weight: 600; font-style: normal;
              src: url('static/fonts/SourceSansPro/SourceSansPro-Bold.woff2') format('woff2'); }
 @font-face { font-family: 'Source Sans Pro'; font-weight: 700; font-style: normal;

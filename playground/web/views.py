@@ -21,9 +21,7 @@ from playground.hw.devices import DeviceInfo
 from playground.load.estimate import Estimate
 from playground.load.fit import Fit
 from playground.run.generation import ENGINES, GenerationStats
-# The load report and the generation's stats are rendered where the CLI prints them from too.
-from playground.run.render import (device_label, ledger_markdown, per_token_markdown, phase_name,  # noqa: F401
-                                   report_markdown, secs, stats_markdown)
+from playground.run.render import device_label, phase_name, secs
 
 
 def status_markdown(status: dict, lang: str = "en") -> str:
@@ -248,7 +246,7 @@ def context_info(ctx: int | None, prompt_tokens: int | None, lang: str = "en") -
         return ""
     if prompt_tokens is None:
         return t("page.context.unknown", lang, ctx=ctx)
-    return t("page.context", lang, ctx=ctx, n=prompt_tokens, room=max(ctx - prompt_tokens, 0))
+    return t("page.context", lang, ctx=ctx, n=prompt_tokens, left=max(ctx - prompt_tokens, 0))
 
 
 def engine_choices(lang: str = "en") -> list[tuple[str, str]]:

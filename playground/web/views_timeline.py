@@ -5,7 +5,7 @@ A load's phases last from a second (import, a synthetic model's build) down to a
 So each phase shorter than `SHORT` of the time axis is also marked by a rule at its start and its name with its
 duration, one label row each so that neighbours never overlap. Each phase has one colour (`PHASE_COLOURS`), the
 same whatever other phases a run had and in either language. Pure data, no Gradio: the page hands the spec to
-its plot (`handlers.ui_timeline`), which draws it whole each time (no previous data drawn under new words).
+its plot (`results.ui_timeline`), which draws it whole each time (no previous data drawn under new words).
 """
 
 from __future__ import annotations

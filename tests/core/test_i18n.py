@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from playground.core import i18n
-from playground.core.i18n import TABLE, W, bilingual, phrase, said, t
+from playground.core.i18n import TABLE, W, bilingual, said, t, translatable
 import playground.lab.factcheck  # noqa: F401  (the claims register their words on import)
 from playground.lab.diagnose import EXTRA
 from playground.lab.scenarios import SCENARIOS
@@ -69,7 +69,7 @@ def test_an_unknown_key_fails_loudly():
     with pytest.raises(KeyError):
         said("no.such.key").text("zh")
     with pytest.raises(KeyError):
-        phrase("progress.no_such_line")
+        translatable("progress.no_such_line")
 
 
 def test_register_adds_words_under_a_lab_prefix_once():

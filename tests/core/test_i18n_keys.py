@@ -1,7 +1,7 @@
 """Every i18n key the source names exists, and every key in the table is named somewhere.
 
 The package's source is read, not run: a key is a string literal whose first part is a known prefix
-(`"err.not_loaded"`, wherever it appears: `t(...)`, `said(...)`, `phrase(...)`, `UserError.of(...)`, a
+(`"err.not_loaded"`, wherever it appears: `t(...)`, `said(...)`, `translatable(...)`, `UserError.of(...)`, a
 tuple of keys, a mapping), or a key built at run time (`f"note.migrate.{code}"`, `"bw.kind." + kind`),
 whose variants are listed below from the code's own constants. A key built in a way this test cannot
 read, or a variant missing from the table, fails here rather than on a visitor's page.

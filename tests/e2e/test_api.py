@@ -4,7 +4,10 @@ Each bad input of the issue's section 8 gets a clear message, and the request
 after it succeeds: the server keeps serving.
 """
 
+import contextlib
+import io
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,6 +15,8 @@ from gradio_client import Client
 
 from playground.hw import busy, cpu_threads
 from tests.conftest import start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_THREADS = torch.get_num_threads()  # a fresh process's (this one has not set it), as the server's was
 
@@ -179,3 +184,21 @@ def test_generate_says_whether_a_chat_template_was_applied(client):
     _, stats = _generate(client, n=4)
     # the bundled model's tokenizer has no template: the raw prompt (tests/run covers a chat model)
     assert stats["chat_template_applied"] is False and stats["prompt_tokens"] == 2
+
+
+def readme_api_example() -> str:
+    """The Python block under the README's `<!-- api-example -->` marker, as a visitor copies it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    after = readme[readme.index("<!-- api-example -->"):]
+    return after[after.index("```python\n") + len("```python\n"):after.index("\n```", after.index("```python"))]
+
+
+def test_the_readmes_api_example_runs_as_written(server):
+    code = readme_api_example()
+    address = 'Client("http://127.0.0.1:7860/")'
+    assert address in code  # the README's own address, replaced by this test server's: nothing else changes
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code.replace(address, f"Client({server.url!r}, verbose=False)"), "README.md", "exec"), {})
+    load_s, migrate_s, rate, tokens = (float(x) for x in out.getvalue().split())
+    assert load_s > 0 and migrate_s >= 0 and rate > 0 and 1 <= tokens <= 64

@@ -1,9 +1,9 @@
 """Many visitors at once against one live server (`python app.py`): the issue's section 1.
 
 - 8 clients loop for 45 s: `PLAYGROUND_MEMORY_BUDGET=500MB python -m playground.soak
-  --warmup 0.25 --minutes 0.5 --clients 8`, the README's soak command, which starts its own
+  --warmup 0.25 --minutes 0.5 --clients 8`, docs/reliability.md's soak command, which starts its own
   server (this is pytest's run of the soak): 15 s of warm-up (first-use costs), then 30 s
-  measured, about 90 generations (the README's longer runs are the figures; this one keeps the suite under
+  measured, about 90 generations (docs/reliability.md's longer runs are the figures; this one keeps the suite under
   15 minutes). The budget holds the small models and one of gpt2-small's two dtypes, not both,
   so loads evict other clients' models all along. Every request finishes or is answered
   "queue is full", no client receives text that is not its own, no generation runs on a

@@ -433,7 +433,7 @@ def test_sigkill_mid_build_then_a_restart_leaves_nothing_and_the_model_loads(tmp
 
 def test_known_limit_truncating_a_loaded_float32_checkpoint_kills_the_server_with_sigbus_and_a_log_line(
         tmp_path, small_ckpt):
-    """The README's known limit, as it is: a float32 model on the CPU is the checkpoint's memory-mapped
+    """docs/reliability.md's known limit, as it is: a float32 model on the CPU is the checkpoint's memory-mapped
     pages, so truncating that file under it is a bus error at the next forward pass, which no Python code
     can catch. The server dies; the log says why (faulthandler)."""
     s = Site(tmp_path, small_ckpt)  # a copy of its own: this test truncates it

@@ -215,6 +215,7 @@ def test_the_synthetic_size_cap_holds_in_the_api_and_the_page(monkeypatch):
     """PLAYGROUND_SYNTHETIC_MAX is read at each request: the API's load and estimate and the
     page's Load refuse a larger synthetic model, saying which variable decides."""
     from playground.web import handlers
+    from playground.web.tabs import play
 
     monkeypatch.setenv("PLAYGROUND_SYNTHETIC_MAX", "synthetic/gpt2-small")
     calls = [lambda: handlers.load_model("synthetic/gpt2-medium", "cpu", "float32"),
@@ -224,7 +225,7 @@ def test_the_synthetic_size_cap_holds_in_the_api_and_the_page(monkeypatch):
         with pytest.raises(Exception) as e:
             call()
         assert "PLAYGROUND_SYNTHETIC_MAX" in str(e.value) and "synthetic/gpt2-small" in str(e.value)
-    said = handlers.ui_load("synthetic/gpt2-medium", "cpu", "float32", "en")[-1]  # the page: in the Load panel
+    said = play.ui_load("synthetic/gpt2-medium", "cpu", "float32", "en")["load_note"]  # the page: in the Load panel
     assert "PLAYGROUND_SYNTHETIC_MAX" in said and "synthetic/gpt2-small" in said
     assert not synthetic.folder("synthetic/gpt2-medium").with_name(".tmp-gpt2-medium").exists()
 

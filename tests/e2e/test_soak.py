@@ -2,7 +2,7 @@
 
 The command itself runs end to end in tests/test_concurrency.py:
 `python -m playground.soak --minutes 2 --clients 8`, starting its own server as the
-README's 10-minute run does, printing one JSON line that the test reads.
+docs/reliability.md's 10-minute run does, printing one JSON line that the test reads.
 """
 
 from __future__ import annotations

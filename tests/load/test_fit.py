@@ -120,7 +120,7 @@ def test_the_largest_context_runs_and_one_token_more_is_refused(budgeted):
     # filled is what the fit counted for it
     prompt = "ROMEO:"
     text, stats = "", None
-    n_prompt = pool.room("", prompt, chat_template=False)[0]
+    n_prompt = pool.prompt_and_context("", prompt, chat_template=False)[0]
     for text, stats in pool.generate(prompt, GenerationParams(160 - n_prompt, 0.0, chat_template=False)):
         pass
     assert stats.finish_reason in ("length", "eos") and stats.new_tokens >= 1

@@ -107,7 +107,7 @@ def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
     with pytest.raises(UserError, match="Shorten the prompt") as e:
         _run(bundled, prompt=long, max_new_tokens=1)
     assert "max_new_tokens" not in str(e.value)
-    n, c = generation.room(bundled.tokenizer, bundled.model, "ROMEO:")
+    n, c = generation.prompt_and_context(bundled.tokenizer, bundled.model, "ROMEO:")
     assert (n, c) == (2, ctx)
     with pytest.raises(UserError, match=f"lower max_new_tokens to {ctx - 2}"):
         _run(bundled, max_new_tokens=ctx - 1)

@@ -169,9 +169,10 @@ def test_selfcheck_runs_the_device_tests_where_gradio_is_not_installed(tmp_path)
     assert {"test_each_scenario_does_live_what_its_data_expects", "test_load_puts_every_tensor_on_the_device"} <= ran
 
 
-def readme_section() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## On a GPU"):]
+def gpu_doc_section() -> str:
+    """docs/gpu.md's "The self-check": the table of what each device test proves (the README links to it)."""
+    doc = (ROOT / "docs" / "gpu.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## The self-check"):]
     return section[:section.index("\n## ", 5)]
 
 
@@ -196,8 +197,8 @@ def test_selfcheck_json_on_this_machine():
     assert by[("test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate", "cpu")]["max_error"] <= 0.02
     assert by[("test_load_puts_every_tensor_on_the_device", "cpu")]["weights_bytes"] > 0
     assert by[("test_survey_measures_the_host_and_says_why_a_gpu_kind_is_absent", "cpu")]["read_gbps"] > 0
-    # the README's table names every device test (or the folder of a family of them, as `tests/lab/`)
-    section = readme_section()
+    # docs/gpu.md's table names every device test (or the folder of a family of them, as `tests/lab/`)
+    section = gpu_doc_section()
     folders = re.findall(r"`(tests/[\w/]+/)`", section)
     missing = {c["name"] for c in r["checks"]
                if f"`{c['name']}`" not in section and not any(c["test"].startswith(f) for f in folders)}

@@ -1,11 +1,14 @@
 """The page's and the API's handlers: one check at the edge, typed values inward, errors in the page's language."""
 
+from types import SimpleNamespace
+
 import gradio as gr
 import pytest
 
 from playground.hw import devices
 from playground.load import estimate, loader
 from playground.web import handlers, handlers_compare, results
+from playground.web.tabs import play
 
 
 @pytest.fixture
@@ -19,9 +22,9 @@ def toasts(monkeypatch) -> list:
 @pytest.mark.parametrize("lang, words", [("en", "outside the folders the playground may read"),
                                          ("zh", "不在 playground 允许读取的文件夹内")])
 def test_a_refused_load_speaks_the_page_language_in_its_toast_and_its_panel_only(lang, words, toasts):
-    out = handlers.ui_load("../../etc/passwd", "cpu", "float32", lang)
-    assert words in out[-1]  # the Load panel's line
-    assert [o for i, o in enumerate(out) if i not in (2, len(out) - 1)] == [gr.skip()] * (len(out) - 2)  # kept
+    out = play.ui_load("../../etc/passwd", "cpu", "float32", lang)
+    assert words in out["load_note"]  # the Load panel's line
+    assert set(out) == {"load_note", "status"}  # the banner said again; every other result on show kept
     assert len(toasts) == 1 and words in toasts[0][0] and toasts[0][1:] == ("错误" if lang == "zh" else "Error", "error")
 
 
@@ -32,14 +35,14 @@ def test_the_api_answers_in_english_whatever_the_page_shows():
 
 
 def _refusal(gen) -> str:
-    """A refused run's one update: every output skipped but its message line (the 14th)."""
+    """A refused run's one update: its message line, every other output left as it is."""
     (out,) = list(gen)
-    assert [o for i, o in enumerate(out) if i != 13] == [gr.skip()] * (len(out) - 1)
-    return out[13]
+    assert set(out) == {"run_note"}
+    return out["run_note"]
 
 
 def test_a_bad_number_on_the_chinese_page(toasts):
-    said = _refusal(handlers.ui_generate("ROMEO:", 0, 0, 1, 0, False, "inputs-on-cpu", "generate", "zh", None))
+    said = _refusal(play.ui_generate("ROMEO:", 0, 0, 1, 0, False, "inputs-on-cpu", "generate", "zh", None))
     assert "max_new_tokens 必须是" in said and toasts
 
 
@@ -52,7 +55,7 @@ def test_a_bad_number_on_the_chinese_page(toasts):
 ])
 def test_generation_settings_are_checked_at_the_edge(args, words, toasts):
     prompt, n, t, p, s, engine = args
-    assert words in _refusal(handlers.ui_generate(prompt, n, t, p, s, False, "inputs-on-cpu", engine, "en", None))
+    assert words in _refusal(play.ui_generate(prompt, n, t, p, s, False, "inputs-on-cpu", engine, "en", None))
 
 
 def _count(monkeypatch, module, name: str) -> list:
@@ -115,24 +118,46 @@ def test_the_page_is_told_at_most_four_times_a_second_and_always_the_last(monkey
     clock = [0.0]
     monkeypatch.setattr(pace.time, "monotonic", lambda: clock[0])
     n = 400 if step_s < 0.1 else 6
-    monkeypatch.setattr(handlers, "generate_on_gpu", _fake_generation(clock, n, step_s))
-    out = list(handlers.ui_generate("ROMEO:", n, 0, 1, 0, False, "inputs-on-cpu", "generate", "en", None))
+    monkeypatch.setattr(handlers, "generate_on_gpu", _fake_generation(clock, n, step_s))  # as play.py calls it
+    out = list(play.ui_generate("ROMEO:", n, 0, 1, 0, False, "inputs-on-cpu", "generate", "en", None))
     seconds = n * step_s
     assert len(out) <= seconds / pace.PAGE_EVERY + 2, f"{len(out)} updates in {seconds:.1f} s"
     text = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (the box shown again: an update)
-    assert text(out[-1][0]) == "x" * n and "length" not in out[-1][1] and out[-1][6]["finish_reason"] == "length"
+    last = out[-1]
+    assert text(last["output"]) == "x" * n and "length" not in last["stats_md"]
+    assert last["stats_s"]["finish_reason"] == "length"
     if step_s >= pace.PAGE_EVERY:
         assert len(out) == n + 1  # every token, and the final update
 
 
+def test_a_refused_prompt_leaves_the_count_blank_and_any_other_failure_surfaces(monkeypatch):
+    """The slider's top follows the prompt as it is typed: a prompt the edge refuses is not counted (Generate says
+    why when pressed); a failure nobody expected is raised, for Gradio to show, not swallowed."""
+    report = SimpleNamespace(context_length=256)
+    monkeypatch.setattr(handlers.POOL, "current", lambda session: (report, None))
+    counted: list = []
+    monkeypatch.setattr(handlers.POOL, "prompt_and_context",
+                        lambda session, prompt, chat: counted.append(prompt) or (3, 256))
+    assert handlers.prompt_and_context("ROMEO:", True, "s") == (3, 256)
+    assert handlers.prompt_and_context("a\x00b", True, "s") == (None, 256)
+    assert handlers.prompt_and_context("   ", True, "s") == (None, 256)
+    assert counted == ["ROMEO:"]
+
+    def broken(*args):
+        raise RuntimeError("the tokenizer's own failure")
+    monkeypatch.setattr(handlers.POOL, "prompt_and_context", broken)
+    with pytest.raises(RuntimeError, match="own failure"):
+        handlers.prompt_and_context("ROMEO:", True, "s")
+
+
 def test_the_slider_keeps_a_value_set_while_its_update_was_on_the_way():
-    """The prompt's room comes back with the slider's value as it was when the event started: sent back, it undid
-    what the visitor set meanwhile (CI: 200 typed after a load, the load's chained update put back 64)."""
-    room = (2, 256)  # a 2-token prompt in a 256-token context: 254 left
-    kept = handlers.slider_update(room, 64, "en")
+    """The prompt's token count comes back with the slider's value as it was when the event started: sent back, it
+    would undo what the visitor set meanwhile. The value is set only when it must change."""
+    counted = (2, 256)  # a 2-token prompt in a 256-token context: 254 left
+    kept = handlers.slider_update(counted, 64, "en")
     assert kept["maximum"] == 254 and "value" not in kept and "254" in kept["info"]
-    assert handlers.slider_update(room, 400, "en")["value"] == 254  # above the top: it must change, and does
-    assert handlers.slider_update(room, "", "en")["value"] == 64  # not a number: the page's default
+    assert handlers.slider_update(counted, 400, "en")["value"] == 254  # above the top: it must change, and does
+    assert handlers.slider_update(counted, "", "en")["value"] == 64  # not a number: the page's default
     assert handlers.slider_update((None, None), 2000, "en")["value"] == handlers.settings.read().max_new_tokens
 
 

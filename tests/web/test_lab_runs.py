@@ -9,9 +9,8 @@ from playground.lab import harness, scenarios
 from playground.lab.durations import DURATIONS, Durations
 from playground.lab.result import BreakResult
 from playground.run.pool import POOL
-from playground.web import handlers, lab_runs
-
-LAB = 3  # the lab panel's place among ui_generate's outputs
+from playground.web import lab_runs
+from playground.web.tabs import play
 
 
 @pytest.fixture
@@ -30,8 +29,8 @@ def slow_lab(monkeypatch):
 
 
 def _lines(lang: str) -> list[str]:
-    out = list(handlers.ui_generate("ROMEO:", 8, 0, 1, 0, True, "fp16-on-cpu", "generate", lang, None))
-    return [o[LAB] for o in out[:-1]]  # every update before the result
+    out = list(play.ui_generate("ROMEO:", 8, 0, 1, 0, True, "fp16-on-cpu", "generate", lang, None))
+    return [o["lab_md"] for o in out[:-1]]  # every update before the result
 
 
 def test_a_lab_run_says_the_time_so_far_then_the_time_left_from_its_last_runs(slow_lab):

@@ -258,12 +258,10 @@ def test_the_figures_table_says_units_and_the_move_in_the_page_language(lang, ze
 def test_back_and_next_are_pressable_only_where_there_is_a_step_to_go_to():
     """Next on the last step and Back on the first did nothing, looking pressable (a fresh look at the page)."""
     ids = [s.id for s in lesson.STEPS]
-    *_, back, nxt = hl.ui_show(ids[0], None, "en")
-    assert (back["interactive"], nxt["interactive"]) == (False, True)
-    *_, back, nxt = hl.ui_show(ids[3], None, "en")
-    assert (back["interactive"], nxt["interactive"]) == (True, True)
-    *_, back, nxt = hl.ui_show(ids[-1], None, "zh")
-    assert (back["interactive"], nxt["interactive"]) == (True, False)
+    pressable = lambda shown: (shown["back"]["interactive"], shown["next"]["interactive"])  # noqa: E731
+    assert pressable(hl.ui_show(ids[0], None, "en")) == (False, True)
+    assert pressable(hl.ui_show(ids[3], None, "en")) == (True, True)
+    assert pressable(hl.ui_show(ids[-1], None, "zh")) == (True, False)
 
 
 def test_a_step_that_names_a_tutorial_names_one_the_page_lists():

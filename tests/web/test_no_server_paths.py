@@ -21,6 +21,7 @@ from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME, REPO
 from playground.load import catalog, synthetic
 from playground.run import compare
 from playground.web import handlers, handlers_compare, snippet
+from playground.web.tabs import play
 
 
 def server_paths() -> list[str]:
@@ -41,7 +42,7 @@ def test_the_check_itself_finds_a_path():
 @pytest.mark.parametrize("typed", ["/etc", "../../etc/passwd", "/nonexistent/model", "~/.ssh", "gpt2/../../../../etc"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_refused_path_names_the_allowed_folders_by_role(typed, lang):
-    msg = handlers.ui_load(typed, "cpu", "float32", lang)[-1]  # the Load panel's line (and its toast)
+    msg = play.ui_load(typed, "cpu", "float32", lang)["load_note"]  # the Load panel's line (and its toast)
     assert not leaks(msg), msg
     roles = ("the bundled models folder", "the Hugging Face cache", "PLAYGROUND_MODEL_DIRS") if lang == "en" else \
             ("内置模型文件夹", "Hugging Face 缓存", "PLAYGROUND_MODEL_DIRS")

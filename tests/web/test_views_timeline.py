@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from playground.web import handlers, views_timeline as vt
+from playground.web import results, views_timeline as vt
 
 
 def _rows(phases: list[tuple[str, float, int]]) -> list[dict]:
@@ -28,7 +28,7 @@ LOAD = [("import", 0.5, 8), ("estimate", 0.02, 2), ("build", 1.2, 18), ("tokeniz
 
 def _drawn(rows, lang="en") -> dict:
     """What the page's plot is given, read back: {phase name: colour}, and the labels of the marked phases."""
-    plot, _ = handlers.ui_timeline((rows, []), lang)
+    plot, _ = results.ui_timeline((rows, []), lang)
     spec = json.loads(plot.constructor_args["value"].plot)
     colours = spec["layer"][0]["encoding"]["color"]["scale"]
     texts = [layer["data"]["values"][0]["label"] for layer in spec["layer"] if layer["mark"]["type"] == "text"]
@@ -70,7 +70,7 @@ def test_a_phase_line_runs_to_the_next_phase_but_not_across_the_idle_gap():
 
 
 def test_nothing_to_draw_is_an_empty_plot():
-    assert handlers.ui_timeline(None, "en")[0].constructor_args["value"] is None
+    assert results.ui_timeline(None, "en")[0].constructor_args["value"] is None
 
 
 def test_the_idle_time_cut_between_a_load_and_its_generation_is_said_where_it_is():

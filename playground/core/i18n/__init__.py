@@ -21,7 +21,8 @@ from playground.core.i18n import (compare, devices, errors, estimate, factcheck,
                                   lesson, models, oom, page, place, pool, progress, quant, reports, speed)
 from playground.core.i18n.words import LANGS, W
 
-__all__ = ["LANGS", "TABLE", "Phrase", "Said", "W", "bilingual", "in_lang", "phrase", "plain", "register", "said", "t"]
+__all__ = ["LANGS", "TABLE", "Said", "TranslatableStr", "W", "as_text", "bilingual", "in_lang", "register", "said", "t",
+           "translatable"]
 
 
 class Said(NamedTuple):
@@ -38,22 +39,22 @@ def said(key: str, **fields: object) -> Said:
     return Said(key, fields)
 
 
-class Phrase(str):
-    """A sentence where a plain string is expected (a progress description): its English text,
-    remembering its key and fields so that the page can say it in its own language (`in_lang`)."""
+class TranslatableStr(str):
+    """A sentence where a string is expected (a progress description): its English text, remembering its key
+    and fields so that the page can say it in its own language (`in_lang`). Made by `translatable(key, ...)`."""
 
     said: Said
 
 
-def phrase(key: str, **fields: object) -> Phrase:
-    p = Phrase(t(key, "en", **fields))
+def translatable(key: str, **fields: object) -> TranslatableStr:
+    p = TranslatableStr(t(key, "en", **fields))
     p.said = Said(key, fields)
     return p
 
 
 def in_lang(text: object, lang: str = "en") -> str:
-    """`text` in `lang`: a `Phrase` or a `Said` said again, any other string as it is."""
-    if isinstance(text, Phrase):
+    """`text` in `lang`: a `TranslatableStr` or a `Said` said again, any other string as it is."""
+    if isinstance(text, TranslatableStr):
         return text.said.text(lang)
     if isinstance(text, Said):
         return text.text(lang)
@@ -66,7 +67,8 @@ def t(key: str, lang: str = "en", **fields: object) -> str:
     w = TABLE.get(key)
     if w is None:
         raise KeyError(key)
-    return w.say(lang, **{k: in_lang(v, lang) if isinstance(v, (Said, Phrase)) else v for k, v in fields.items()})
+    return w.say(lang, **{k: in_lang(v, lang) if isinstance(v, (Said, TranslatableStr)) else v
+                          for k, v in fields.items()})
 
 
 def _merge(*areas) -> dict[str, W]:
@@ -108,14 +110,14 @@ def register(key: str, w: W) -> str:
     return key
 
 
-def plain(obj: object, lang: str = "en") -> object:
+def as_text(obj: object, lang: str = "en") -> object:
     """`obj` with every `Said` in it said in `lang`: what a report's `to_dict` hands the API."""
     if isinstance(obj, Said):
         return obj.text(lang)
     if isinstance(obj, dict):
-        return {k: plain(v, lang) for k, v in obj.items()}
+        return {k: as_text(v, lang) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return type(obj)(plain(v, lang) for v in obj) if not hasattr(obj, "_fields") else obj
+        return type(obj)(as_text(v, lang) for v in obj) if not hasattr(obj, "_fields") else obj
     return obj
 
 
@@ -127,5 +129,5 @@ def bilingual(d: dict, *keys: str) -> dict:
         if k in keys:
             out[f"{k}_en"], out[f"{k}_zh"] = ("", "") if v is None else (in_lang(v, "en"), in_lang(v, "zh"))
         else:
-            out[k] = plain(v)
+            out[k] = as_text(v)
     return out

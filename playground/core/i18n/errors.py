@@ -164,9 +164,9 @@ TEXT: dict[str, W] = {
     ),
     "err.context": W(
         "The prompt is {n} tokens and max_new_tokens is {new}: {total} positions, but this model's context "
-        "is {ctx}. Shorten the prompt or lower max_new_tokens to {room}.",
+        "is {ctx}. Shorten the prompt or lower max_new_tokens to {left}.",
         "提示词有 {n} 个 token，max_new_tokens 是 {new}：共 {total} 个位置，"
-        "但这个模型的上下文只有 {ctx}。请缩短提示词，或把 max_new_tokens 降到 {room}。",
+        "但这个模型的上下文只有 {ctx}。请缩短提示词，或把 max_new_tokens 降到 {left}。",
     ),
     # the server's folders, named by role instead of by path
     "path.bundled": W("the bundled models folder", "内置模型文件夹"),

@@ -126,8 +126,8 @@ TEXT: dict[str, W] = {
         "当分词器带有聊天模板时（instruct 模型），提示词会作为用户消息，经 "
         "tokenizer.apply_chat_template(..., add_generation_prompt=True) 送入模型。取消勾选则发送原始提示词。",
     ),
-    "page.context": W("context: {ctx} tokens; the prompt takes {n}, leaving {room}",
-                      "上下文：{ctx} 个 token；提示词占 {n} 个，还剩 {room} 个"),
+    "page.context": W("context: {ctx} tokens; the prompt takes {n}, leaving {left}",
+                      "上下文：{ctx} 个 token；提示词占 {n} 个，还剩 {left} 个"),
     "page.context.unknown": W("context: {ctx} tokens, prompt included", "上下文：{ctx} 个 token（含提示词）"),
     "page.decoding": W("Decoding", "解码方式"),
     "page.decoding.sampled": W("sampled (temperature 0.8, top_p 0.95, seed 0)",

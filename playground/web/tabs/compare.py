@@ -12,8 +12,8 @@ from playground.core.i18n import t
 from playground.core.paths import BUNDLED_NAME
 from playground.load import catalog
 from playground.run import compare as matrix
-from playground.web import model_lists, compare_views as views, handlers_compare as hc
-from playground.web.page import PRIVATE, Page, working
+from playground.web import compare_views as views, handlers_compare as hc
+from playground.web.page import PRIVATE, Page, answering, working
 
 
 def build(page: Page) -> None:
@@ -41,8 +41,9 @@ def build(page: Page) -> None:
         files = w(gr.File(label=t("page.compare.files", en), file_count="multiple", elem_id="cmp-files"),
                   "label", "page.compare.files")
         result = gr.State(None)  # (rows, what they ran beside, visitors waiting); inside the tab (a child of gr.Tabs)
-    run.click(hc.ui_compare, [model, pairs, tokens, page.lang], [*charts, table, beside, files, page.status, result],
-              api_visibility="private", **working(table))
+    ui = dict(zip(hc.CHARTS, charts), table=table, beside=beside, files=files, status=page.status, result=result,
+              model=model)
+    run.click(**answering(hc.ui_compare, ui), inputs=[model, pairs, tokens, page.lang], api_visibility="private",
+              **working(table))
     stop.click(hc.ui_compare_stop, None, None, **PRIVATE)
-    page.on_language(lambda lang, res: [*hc.relang_compare(lang, res), gr.update(choices=model_lists.model_choices(lang))],
-                     [*charts, table, beside, model], [result])
+    page.on_language(**answering(hc.retranslate_compare, ui), inputs=[result])

@@ -26,6 +26,6 @@ def build(page: Page) -> None:
               show_progress_on=[out]
               ).then(h.ui_oom_bar, [found, page.lang], bar, **PRIVATE)
     open_lab.click(h.ui_open_in_lab, found, [page.tabs, page.shared["mistake"], page.shared["break_on"]], **PRIVATE)
-    page.on_language(lambda lang, f: [*h.relang_diagnose(lang, f), h.ui_open_button(f, lang)],
+    page.on_language(lambda lang, f: [*h.retranslate_diagnose(lang, f), h.ui_open_button(f, lang)],
                      [out, bar, open_lab], [found])
     page.after_language(lambda lang, f: h.ui_oom_bar(f, lang), [bar], [found])

@@ -9,7 +9,7 @@ from playground.core.i18n import t
 from playground.hw import devices
 from playground.load import catalog, synthetic
 from playground.web import handlers_placement as hp, model_lists, views_placement as pv
-from playground.web.page import PRIVATE, Page, working
+from playground.web.page import PRIVATE, Page, answering, working
 
 DEFAULT_MODEL = "synthetic/gpt2-small"
 
@@ -94,4 +94,5 @@ def build(page: Page) -> None:
                     **working(cliff_md))
     s_btn.click(hp.ui_straight, [s_device, s_dtype, page.lang], [s_md, straight_s], api_visibility="private", **working(s_md))
     page.on_language(lambda lang: [gr.update(choices=model_lists.model_choices(lang))], [model])
-    page.on_language(hp.rerender, [picture, out, cost_md, plot, cliff_md, s_md], [shown, cost_s, cliff_s, straight_s])
+    ui = dict(picture=picture, out=out, cost_md=cost_md, plot=plot, cliff_md=cliff_md, s_md=s_md)
+    page.on_language(**answering(hp.rerender, ui), inputs=[shown, cost_s, cliff_s, straight_s])

@@ -12,7 +12,7 @@ from gradio.context import Context
 
 from playground.core.i18n import t
 from playground.web import handlers_lesson as hl, lesson, views_lesson as views
-from playground.web.page import PRIVATE, Page, working
+from playground.web.page import PRIVATE, Page, answering, working
 
 FIRST = lesson.STEPS[0].id
 
@@ -44,8 +44,8 @@ def build(page: Page) -> None:
         at = gr.BrowserState(FIRST, storage_key="playground-lesson-step")
         results = gr.State({})
 
-    shown = [text, said, figures, deeper, at, back, nxt]
-    path.change(hl.ui_show, [path, results, page.lang], shown, **PRIVATE)
+    ui = dict(path=path, text=text, said=said, figures=figures, deeper=deeper, at=at, back=back, next=nxt)
+    path.change(**answering(hl.ui_show, ui), inputs=[path, results, page.lang], **PRIVATE)
     back.click(lambda s: hl.ui_move(s, -1), path, path, **PRIVATE)
     nxt.click(lambda s: hl.ui_move(s, 1), path, path, **PRIVATE)
     run.click(hl.ui_run, [path, results, page.lang], [said, figures, page.status, results], api_visibility="private",
@@ -54,4 +54,4 @@ def build(page: Page) -> None:
         deeper.click(hl.ui_deeper, path, tabs, **PRIVATE)
     # Back where the visitor was: the browser's stored step, restored when the page opens.
     Context.root_block.load(lambda s: s if s in lesson.BY_ID else FIRST, at, path, **PRIVATE)
-    page.on_language(hl.rerender, [path, text, said, figures, deeper], [path, results])
+    page.on_language(**answering(hl.rerender, ui), inputs=[path, results])
