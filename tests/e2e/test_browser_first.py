@@ -39,7 +39,7 @@ ALLOWED = {
     "from_pretrained", "device_map", "hf_device_map", "mmap", "VRAM", "Hz", "Δ", "EOS", "JSON",
     # terms the Chinese prose gives in parentheses, as written in the code and the libraries' docs
     "prefill", "decode", "tied", "fake", "tensor", "traceback", "Traceback", "Transformer", "addmm", "mat1", "mat2",
-    "int64", "int32", "int8", "int4", "uint8", "bool",
+    "int64", "int32", "int8", "int4", "uint8", "bool", "logits",
     # units
     "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "GB", "MB", "KB",
 }

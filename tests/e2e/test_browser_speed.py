@@ -125,6 +125,8 @@ def test_each_panel_in_english_then_in_chinese(page):
     zh = _open_panels(page, ZH)
     assert "What limits" not in zh["eng"] and "Nothing moved" not in zh["bw"]
     page.wait_for_timeout(1500)  # the plots redraw after their data arrives
+    # every event answered: Gradio's own status over a pending output ("In queue of 2") is not the page's text
+    page.wait_for_function("() => !/processing|queue|⏳/i.test(document.body.innerText)", timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "speed-zh.png"), full_page=True)
     strays = _english_words(page)  # every measured panel in Chinese: no English outside code, names, units
     assert not strays, " ".join(sorted(set(strays)))

@@ -79,7 +79,7 @@ TEXT: dict[str, W] = {
     "cmp.dtype.col.prefill": W("prefill", "预填充"),
     "cmp.dtype.col.decode": W("decode", "解码"),
     "cmp.dtype.col.same": W("next tokens as the reference's", "与参照相同的下一个 token"),
-    "cmp.dtype.col.logits": W("largest logit difference per position", "每个位置最大的 logit 差"),
+    "cmp.dtype.col.logits": W("largest logit difference per position", "每个位置最大的对数几率（logits）差"),
     "cmp.dtype.col.ops": W("top operators per decode step", "每个解码步耗时最多的算子"),
     "cmp.dtype.same_cell": W("{same} of {n}", "{n} 个中 {same} 个"),
     "cmp.dtype.first_change": W("first different at token {at}", "第 {at} 个 token 起出现不同"),
@@ -112,7 +112,7 @@ TEXT: dict[str, W] = {
         "Measured after the timed runs: the reference's greedy tokens fed to each model in one forward pass "
         "(teacher-forced, so a changed choice does not change every later position), and a few decode steps under "
         "torch.profiler (self time per operator).",
-        "在计时运行之后测量：把参照的贪心 token 一次前向传播喂给每个模型（teacher forcing，"
+        "在计时运行之后测量：把参照的贪心 token 一次前向传播喂给每个模型（教师强制：每个位置都喂参照的 token，"
         "一个位置选得不同不会改变后面所有位置），再在 torch.profiler 下跑几个解码步（每个算子的自身耗时）。",
     ),
 }
