@@ -55,7 +55,7 @@ SOAK_BUDGET = "500MB"
 def soak_run():
     """The soak, started when the module starts; test_eight_clients_soak,
     the module's last test, waits for its JSON line."""
-    proc = subprocess.Popen([sys.executable, "-m", "playground.soak", "--warmup", "0.25", "--minutes", "0.5",
+    proc = subprocess.Popen([sys.executable, "-m", "playground.soak", "--warmup", "0.25", "--minutes", "0.75",
                              "--clients", "8", "--tokens", "16"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PLAYGROUND_MEMORY_BUDGET=SOAK_BUDGET, **HEARTBEAT))
