@@ -175,9 +175,37 @@ def is_built(name: str) -> bool:
 def problem(name: str) -> Said | None:
     """Why `name` must be (re)built before it can be loaded: not built yet, or damaged (a
     truncated or missing weights file, a config.json that does not parse or describes another
-    model, a missing tokenizer file); None when it is complete."""
+    model, a missing tokenizer file); None when it is complete.
+
+    A checkpoint found complete is not read again while none of its files, nor the bundled tokenizer's that
+    it copies, changed size, inode or modification time since (`_signature`): the full check parses
+    config.json twice and compares the tokenizer byte for byte, ~10 ms that every load would pay again."""
     _check_name(name)
-    return integrity.synthetic_problem(folder(name), name, config(name), BUNDLED_DIR)
+    signature = _signature(folder(name))
+    if signature is not None and _COMPLETE.get(name) == signature:
+        return None
+    why = integrity.synthetic_problem(folder(name), name, config(name), BUNDLED_DIR)
+    if why is None and signature is not None:
+        _COMPLETE[name] = signature
+    else:
+        _COMPLETE.pop(name, None)
+    return why
+
+
+_COMPLETE: dict[str, tuple] = {}  # name -> the files' signature when the full check last found it complete
+
+
+def _signature(out: Path) -> tuple | None:
+    """(name, size, inode, mtime in ns) of every file in the checkpoint's folder and of the bundled tokenizer
+    files it copies, sorted; None when the folder cannot be listed. Any write, truncation or replacement of a
+    file changes its entry."""
+    try:
+        files = [f for f in out.iterdir() if f.is_file()]
+        files += [BUNDLED_DIR / f for f in integrity.TOKENIZER_FILES]
+        stats = [(str(f), f.stat()) for f in files]
+    except OSError:
+        return None
+    return tuple(sorted((f, s.st_size, s.st_ino, s.st_mtime_ns) for f, s in stats))
 
 
 def ensure(name: str, progress: Progress | None = None) -> Path:

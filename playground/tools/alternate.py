@@ -4,9 +4,9 @@ A side is a function that runs once and returns what it measured. `alternate(sid
 `warmup` times untimed (a fresh model's first passes pay one-off costs), then `runs` rounds with the order
 reversed every other round, so that a slow drift of the machine (another process, the CPU's clock) lands on
 every side alike, and with `settle` seconds of quiet before each run (the page's plots, drawn after its rate is
-taken, would otherwise land on the run after it). `medians` and `paired` summarise: the median of each side,
-and the median of the run-by-run ratios of two sides (steadier than the ratio of two medians: a burst of load
-from elsewhere hits both runs of a pair). Used by `python -m playground bench parity`, `engines` and `page`.
+taken, would otherwise land on the run after it). `medians`, `paired` and `resolution` summarise: the median of each
+side, the median of the run-by-run ratios of two sides (steadier than the ratio of two medians: a burst of load
+from elsewhere hits both runs of a pair), and how finely run-by-run differences resolve their median. Used by `python -m playground bench parity`, `engines` and `page`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,17 @@ def medians(results: list[dict], keys: tuple[str, ...]) -> dict[str, float | Non
         values = [r[key] for r in results if r.get(key) is not None]
         out[key] = statistics.median(values) if values else None
     return out
+
+
+def resolution(differences: list[float]) -> float | None:
+    """How finely these run-by-run differences resolve their median: the standard error of a median estimated
+    from their spread (1.4826 x the median absolute deviation, a standard deviation that one wild run does not
+    move, x 1.2533 / sqrt(n)). None with fewer than 3."""
+    if len(differences) < 3:
+        return None
+    mid = statistics.median(differences)
+    mad = statistics.median(abs(d - mid) for d in differences)
+    return 1.4826 * mad * 1.2533 / len(differences) ** 0.5
 
 
 def paired(a: list[float | None], b: list[float | None]) -> float | None:

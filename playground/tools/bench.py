@@ -32,7 +32,7 @@ from playground.core.paths import REPO
 from playground.hw import devices
 from playground.load import catalog, synthetic
 from playground.tools import bench_compare, bench_engines, bench_page, console, report, server
-from playground.tools.alternate import alternate, medians, paired
+from playground.tools.alternate import alternate, medians, paired, resolution
 from playground.tools.bench_sides import bare_run, plain_script, playground_run
 
 PROMPT = ("ROMEO:\nBut, soft! what light through yonder window breaks?\n"
@@ -79,6 +79,17 @@ def _ratio(name: str, value: float | None, targets: dict = TARGETS) -> dict:
     return {"value": value, "target": f"{t.op} {t.limit}", "met": t.met(value), "what": t.what}
 
 
+def _resolved(name: str, value: float | None, differences: list[float]) -> dict:
+    """An absolute target (seconds) judged only where the runs resolve it: when the run-by-run differences'
+    median is known no finer than the target itself (`alternate.resolution`), as for a prefill of seconds that
+    moves by hundreds of ms from run to run, the verdict is None and `unresolved` says so, with by how much."""
+    r = _ratio(name, value)
+    r["resolution"] = resolution(differences)
+    if r["met"] is not None and r["resolution"] is not None and r["resolution"] > TARGETS[name].limit:
+        r["met"], r["unresolved"] = None, True
+    return r
+
+
 MEDIAN_KEYS = ("load_seconds", "load_migrate_seconds", "tokenizer_seconds", "peak_rss", "peak_rss_growth",
                "rss_before_load", "ttft_seconds", "ttft_reported_seconds", "prompt_tokens", "new_tokens",
                "decode_seconds", "tokens_per_second")
@@ -117,7 +128,9 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
     ratios = {
         "decode_tokens_per_second_ratio": _ratio("decode_tokens_per_second_ratio",
                                                  div(p["tokens_per_second"], b["tokens_per_second"])),
-        "ttft_difference_seconds": _ratio("ttft_difference_seconds", sub(p["ttft_seconds"], b["ttft_seconds"])),
+        "ttft_difference_seconds": _resolved("ttft_difference_seconds", sub(p["ttft_seconds"], b["ttft_seconds"]),
+                                             [x["ttft_seconds"] - y["ttft_seconds"]
+                                              for x, y in zip(timed["playground"], timed["bare"])]),
         "load_migrate_ratio": _ratio("load_migrate_ratio", div(p["load_seconds"], b["load_seconds"])),
         "peak_rss_load_ratio": _ratio("peak_rss_load_ratio", div(p["peak_rss_growth"], b["peak_rss_growth"])),
     }
@@ -246,7 +259,9 @@ def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_t
                  for m, r in out.get("engines", {}).get("models", {}).items()})
     out["all_met"] = None if quick else not any(m is False for m in mets.values())  # of those measured
     out["missed"] = [k for k, m in mets.items() if m is False]
-    out["not_measured"] = [] if quick else [k for k, m in mets.items() if m is None]
+    out["unresolved"] = [f"{case}: {name}" for case, group in out["ratios"].items() for name, r in group.items()
+                         if r.get("unresolved")]
+    out["not_measured"] = [] if quick else [k for k, m in mets.items() if m is None and k not in out["unresolved"]]
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -283,6 +298,8 @@ def table(result: dict) -> str:
         for label, mk, unit, rk, runit in rows + info_rows:
             r = case["ratios"].get(rk) or case["info"][rk]
             met = {True: "yes", False: "NO", None: "—"}[r["met"]]
+            if r.get("unresolved"):  # the runs resolve the difference no finer than the target
+                met = f"can't tell (±{_fmt(r['resolution'], runit)})"
             lines.append(f"{key:<34} {label:<25} {_fmt(b.get(mk), unit):>11} {_fmt(p.get(mk), unit):>11} "
                          f"{_fmt(r['value'], runit):>11} {r['target']:>9}  {met}")
         paired = case["info"].get("decode_paired_ratio", {}).get("value")
@@ -304,6 +321,9 @@ def table(result: dict) -> str:
     else:
         lines.append(f"{'cold start':<34} {cs.get('skipped', '')}")
     verdict = result.get("verdict") or f"all targets met: {result['all_met']}"
+    if result.get("unresolved"):
+        verdict += (f" ({len(result['unresolved'])} not resolvable by these runs on this machine: "
+                    + "; ".join(result["unresolved"]) + ")")
     lines.append(f"{verdict} · {result['machine']['cpu']}, {result['machine']['cores']} cores, "
                  f"torch {result['machine']['versions']['torch']} · {result['settings']['runs']} runs per side, "
                  f"{result['settings']['max_new_tokens']} new tokens · {result['seconds']:.0f} s")
@@ -323,8 +343,11 @@ def against(before: dict, after: dict) -> str:
             b, a = (old.get(name) or {}).get("value"), r.get("value")
             change = f"{a - b:+.3f}" if a is not None and b is not None else "—"
             mark = {True: " ok", False: " MISSED", None: ""}[r.get("met")]
+            if r.get("unresolved"):
+                mark = f" can't tell (±{_fmt(r['resolution'], '')})"
             lines.append(f"{case:<34} {name:<34} {_fmt(b, ''):>10} {_fmt(a, ''):>10} {change:>9}{mark}")
-    lines.append(f"missed before: {len(before.get('missed', []))} · missed now: {len(after.get('missed', []))}")
+    lines.append(f"missed before: {len(before.get('missed', []))} · missed now: {len(after.get('missed', []))}"
+                 + (f" · not resolvable now: {len(after['unresolved'])}" if after.get("unresolved") else ""))
     return "\n".join(lines)
 
 

@@ -49,6 +49,29 @@ def test_a_complete_checkpoint_has_no_problem(ckpt, expected):
     assert _problem(ckpt, expected) is None
 
 
+def test_a_checkpoint_found_complete_is_not_read_again_until_a_file_changes(ckpt, pristine, expected, monkeypatch):
+    # synthetic.problem runs before every load: the full check once, then only the files' sizes and times,
+    # and any change to a file (truncated weights, another config.json) is a full check again
+    from playground.load import synthetic
+    name = "synthetic/gpt2-small"
+    monkeypatch.setattr(synthetic, "folder", lambda n: ckpt)
+    monkeypatch.setattr(synthetic, "config", lambda n: expected)
+    monkeypatch.setattr(synthetic, "_COMPLETE", {})
+    full = []
+    check = integrity.synthetic_problem
+    monkeypatch.setattr(integrity, "synthetic_problem", lambda *a: full.append(a) or check(*a))
+    assert synthetic.problem(name) is None and synthetic.problem(name) is None
+    assert len(full) == 1
+    weights = ckpt / "model.safetensors"
+    os.truncate(weights, weights.stat().st_size - 1)
+    assert synthetic.problem(name).key == "synth.why.weights" and len(full) == 2
+    shutil.copy(pristine / "model.safetensors", weights)
+    assert synthetic.problem(name) is None and synthetic.problem(name) is None and len(full) == 3
+    cfg = json.loads((ckpt / "config.json").read_text(encoding="utf-8"))
+    (ckpt / "config.json").write_text(json.dumps({**cfg, "n_layer": 3}), encoding="utf-8")
+    assert synthetic.problem(name).key == "synth.why.config_differs" and len(full) == 4
+
+
 def test_a_missing_folder_is_a_first_use(tmp_path, expected):
     assert _problem(tmp_path / "nothing", expected)[0] == "synth.why.first"
 

@@ -75,6 +75,18 @@ def test_targets_compare_the_right_way():
     assert bench.TARGETS["cold_start_ratio"].met(None) is None
 
 
+def test_an_absolute_target_is_judged_only_where_the_runs_resolve_it():
+    # a 20 ms target on a prefill of seconds that moves by hundreds of ms from run to run: neither met nor missed
+    wild = [0.31, -0.22, 0.48, -0.41, 0.12, 0.25, -0.05]
+    r = bench._resolved("ttft_difference_seconds", 0.245, wild)
+    assert r["met"] is None and r["unresolved"] is True and r["resolution"] > 0.02
+    # the same median, resolved: missed; a small one, resolved: met
+    steady = [0.244, 0.246, 0.243, 0.247, 0.245]
+    assert bench._resolved("ttft_difference_seconds", 0.245, steady)["met"] is False
+    r = bench._resolved("ttft_difference_seconds", 0.011, [0.010, 0.012, 0.011, 0.009, 0.013])
+    assert r["met"] is True and "unresolved" not in r and r["resolution"] < 0.002
+
+
 def test_bad_bench_arguments_are_one_line(capsys):
     assert bench.main(["--runs", "0"]) == 2
     assert bench.main(["--runs", "many"]) == 2
@@ -114,6 +126,10 @@ def test_a_run_is_printed_beside_an_earlier_one(tmp_path, capsys):
     text = bench.against(before, after)
     assert "0.129" in text and "0.004" in text and "-0.125" in text and " ok" in text
     assert text.splitlines()[-1] == "missed before: 1 · missed now: 0"
+    after["ratios"]["m cpu float32"]["ttft_difference_seconds"].update(met=None, unresolved=True, resolution=0.09)
+    after["unresolved"] = ["m cpu float32: ttft_difference_seconds"]
+    text = bench.against(before, after)
+    assert "can't tell (±0.090)" in text and text.endswith("missed now: 0 · not resolvable now: 1")
     bad = tmp_path / "not.json"
     bad.write_text("table, not JSON")
     assert bench.main(["--quick", "--against", str(bad)]) == 2
