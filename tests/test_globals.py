@@ -60,6 +60,9 @@ MUTABLE_GLOBALS = {
                                                  "the lab saves (torch's tagger registry is process-wide)",
     "playground.lab.scenarios.checkpoints._register_tagger": "registers that tagger with torch.serialization once per "
                                                              "process (a registration cannot be undone)",
+    "playground.load.synthetic._COMPLETE": "per synthetic model, its files' sizes, inodes and times when the full "
+                                           "integrity check last found it complete: the files are the process's "
+                                           "(and every visitor's), and any change to one makes the check run again",
     "playground.load.synthetic._LOCK": "one synthetic-model build at a time in this process (a file lock serialises "
                                        "processes)",
     "playground.web.serve._EXITING": "taken by whichever shutdown path comes first (the close or the deadline timer), "

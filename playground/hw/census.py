@@ -153,12 +153,23 @@ def weights_bytes(model: torch.nn.Module) -> int:
 
 def tensors(model: torch.nn.Module) -> list[torch.Tensor]:
     """The model's parameters and buffers, each tensor once (the ledger's weights, the migration's report)."""
-    seen, out = set(), []
-    for t in list(model.parameters()) + list(model.buffers()):
-        if id(t) not in seen:  # tied weights are one tensor under two names
-            seen.add(id(t))
-            out.append(t)
-    return out
+    params, buffers = _walk(model)
+    return params + buffers
+
+
+def _walk(model: torch.nn.Module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """(parameters, buffers), each tensor once, in `parameters()` then `buffers()` order, in one walk of the
+    modules: the two calls would walk them twice and build every name on the way (~1 ms for GPT-2 small)."""
+    seen: set[int] = set()
+    params: list[torch.Tensor] = []
+    buffers: list[torch.Tensor] = []
+    for module in model.modules():
+        for group, out in ((module._parameters, params), (module._buffers, buffers)):
+            for t in group.values():
+                if t is not None and id(t) not in seen:  # tied weights are one tensor under two names
+                    seen.add(id(t))
+                    out.append(t)
+    return params, buffers
 
 
 @dataclass
@@ -173,6 +184,8 @@ class Census:
     ranges: list[tuple[int, int]]  # the checkpoint mappings holding one of its tensors: its own
     maps: list[tuple[int, int, str]]  # every checkpoint mapping of the process (the others' too)
     ptrs: list[int]  # its tensors' addresses in RAM, sorted
+    parameters: int = 0  # the parameters' elements, each tensor once (a quantized weight: the weight it stands for)
+    buffers: int = 0  # how many buffers
 
     @property
     def total(self) -> int:
@@ -183,9 +196,11 @@ def census(model: torch.nn.Module) -> Census:
     """Walk the model's parameters and buffers once (see `Census`)."""
     by_device: dict[str, int] = {}
     cpu: list[torch.Tensor] = []
-    ts = tensors(model)
+    params, buffers = _walk(model)
+    ts = params + buffers
+    named: dict[torch.device, str] = {}  # a model's tensors lie on a device or two: each named once
     for t in ts:
-        dev = devices.name(t.device)
+        dev = named.get(t.device) or named.setdefault(t.device, devices.name(t.device))
         by_device[dev] = by_device.get(dev, 0) + nbytes(t)
         if dev == "cpu":
             cpu += leaves(t)  # a quantized weight's storages are its inner tensors'
@@ -195,8 +210,9 @@ def census(model: torch.nn.Module) -> Census:
     # the maps need not be read at all.
     fixed = [t for t in cpu if not t.untyped_storage().resizable()]
     maps = file_mappings(".safetensors") if fixed or not cpu else []
+    elements, n_buffers = sum(p.numel() for p in params), len(buffers)
     if maps is None:
-        return Census(by_device, len(ts), None, [], [], ptrs)
+        return Census(by_device, len(ts), None, [], [], ptrs, elements, n_buffers)
     ranges = [(lo, hi) for lo, hi, _ in maps if _holds_any(ptrs, lo, hi)]
     mapped = sum(t.nbytes for t in fixed if any(lo <= t.data_ptr() < hi for lo, hi in ranges))
-    return Census(by_device, len(ts), mapped, ranges, maps, ptrs)
+    return Census(by_device, len(ts), mapped, ranges, maps, ptrs, elements, n_buffers)

@@ -371,8 +371,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
 def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, fields: dict, idle,
             counted: census.Census, quant: quantize.QuantReport | None = None) -> LoadReport:
     src, dev = plan.source, plan.device
-    params = list(model.parameters())
-    actual = quant.dtype if quant is not None else str(params[0].dtype).replace("torch.", "")
+    actual = quant.dtype if quant is not None else str(next(model.parameters()).dtype).replace("torch.", "")
     vram_gpus, vram_reason = memory.gpu_readings()
     by = {p.name: p for p in phases}
     first, last, down = by["load"], phases[-1], by.get("download")
@@ -381,8 +380,8 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
     return LoadReport(
         model=src.name, source=src.kind, device=dev.id, dtype=actual, dtype_requested=devices.dtype_name(plan.dtype),
         dtype_reason=quantize.reason(quant) if quant is not None else _dtype_reason(plan, actual, weights, mapped),
-        param_count=sum(p.numel() for p in params),
-        buffer_count=sum(1 for _ in model.buffers()),
+        param_count=counted.parameters,
+        buffer_count=counted.buffers,
         weights_bytes=weights,
         disk_bytes=checkpoint.disk_bytes(folder),
         estimate_seconds=by["estimate"].seconds, import_seconds=by["import"].seconds,
@@ -398,7 +397,7 @@ def _report(plan: Plan, model, tokenizer, phases: list[PhaseReport], code: str, 
         context_length=estimate.context_length(model.config),
         hint=devices.hint(dev, plan.dtype),
         label=said("label.synthetic") if src.kind == "synthetic" else None,
-        size_note=synthetic.size_note(src.name, model.config, sum(p.numel() for p in params))
+        size_note=synthetic.size_note(src.name, model.config, counted.parameters)
         if src.kind == "synthetic" else None,
         download_seconds=down.seconds if down else None, download_bytes=down.bytes if down else None,
         download_from_cache=(down.bytes == 0) if down else None,

@@ -32,3 +32,18 @@ def test_plain_tensors_are_their_own_bytes():
     t = torch.zeros(3, 5, dtype=torch.bfloat16)
     assert census.leaves(t) == [t] and census.nbytes(t) == 30
     assert census.nbytes(torch.nn.Parameter(torch.zeros(4))) == 16
+
+
+def test_one_walk_counts_what_parameters_and_buffers_count_a_tied_weight_once():
+    # the census walks the modules once; it must find what parameters() and buffers() find, in their order
+    from transformers import GPT2Config, GPT2LMHeadModel
+    model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=64, n_positions=32))
+    model.register_buffer("scratch", torch.zeros(3), persistent=False)
+    assert model.lm_head.weight is model.transformer.wte.weight  # tied: one tensor under two names
+    expected = list(model.parameters()) + list(model.buffers())
+    assert [id(t) for t in census.tensors(model)] == [id(t) for t in expected]
+    counted = census.census(model)
+    assert counted.tensors == len(expected)
+    assert counted.parameters == sum(p.numel() for p in model.parameters())
+    assert counted.buffers == len(list(model.buffers())) >= 1
+    assert counted.total == sum(t.nbytes for t in expected)
