@@ -79,13 +79,13 @@ def _ratio(name: str, value: float | None, targets: dict = TARGETS) -> dict:
     return {"value": value, "target": f"{t.op} {t.limit}", "met": t.met(value), "what": t.what}
 
 
-def _resolved(name: str, value: float | None, differences: list[float]) -> dict:
+def _resolved(name: str, value: float | None, differences: list[float], targets: dict = TARGETS) -> dict:
     """An absolute target (seconds) judged only where the runs resolve it: when the run-by-run differences'
     median is known no finer than the target itself (`alternate.resolution`), as for a prefill of seconds that
     moves by hundreds of ms from run to run, the verdict is None and `unresolved` says so, with by how much."""
-    r = _ratio(name, value)
+    r = _ratio(name, value, targets)
     r["resolution"] = resolution(differences)
-    if r["met"] is not None and r["resolution"] is not None and r["resolution"] > TARGETS[name].limit:
+    if r["met"] is not None and r["resolution"] is not None and r["resolution"] > targets[name].limit:
         r["met"], r["unresolved"] = None, True
     return r
 
@@ -137,8 +137,10 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
     info = {
         "load_migrate_reported_ratio": _ratio("load_migrate_reported_ratio",
                                               div(p["load_migrate_seconds"], b["load_migrate_seconds"]), INFO),
-        "ttft_reported_difference_seconds": _ratio("ttft_reported_difference_seconds",
-                                                   sub(p["ttft_reported_seconds"], b["ttft_seconds"]), INFO),
+        "ttft_reported_difference_seconds": _resolved("ttft_reported_difference_seconds",
+                                                      sub(p["ttft_reported_seconds"], b["ttft_seconds"]),
+                                                      [x["ttft_reported_seconds"] - y["ttft_seconds"]
+                                                       for x, y in zip(timed["playground"], timed["bare"])], INFO),
         "decode_paired_ratio": {
             "value": paired([r["tokens_per_second"] for r in timed["playground"]],
                             [r["tokens_per_second"] for r in timed["bare"]]),

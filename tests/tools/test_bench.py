@@ -85,6 +85,9 @@ def test_an_absolute_target_is_judged_only_where_the_runs_resolve_it():
     assert bench._resolved("ttft_difference_seconds", 0.245, steady)["met"] is False
     r = bench._resolved("ttft_difference_seconds", 0.011, [0.010, 0.012, 0.011, 0.009, 0.013])
     assert r["met"] is True and "unresolved" not in r and r["resolution"] < 0.002
+    # the page's own TTFT beside it is judged the same way: one fact, not "can't tell" and "NO" in one case
+    r = bench._resolved("ttft_reported_difference_seconds", 0.0675, wild, bench.INFO)
+    assert r["met"] is None and r["unresolved"] is True
 
 
 def test_bad_bench_arguments_are_one_line(capsys):
