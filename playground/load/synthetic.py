@@ -181,10 +181,11 @@ def problem(name: str) -> Said | None:
     it copies, changed size, inode or modification time since (`_signature`): the full check parses
     config.json twice and compares the tokenizer byte for byte, ~10 ms that every load would pay again."""
     _check_name(name)
-    signature = _signature(folder(name))
+    out = folder(name)
+    signature = _signature(out)
     if signature is not None and _COMPLETE.get(name) == signature:
         return None
-    why = integrity.synthetic_problem(folder(name), name, config(name), BUNDLED_DIR)
+    why = integrity.synthetic_problem(out, name, config(name), BUNDLED_DIR)
     if why is None and signature is not None:
         _COMPLETE[name] = signature
     else:

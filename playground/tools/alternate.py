@@ -6,7 +6,8 @@ reversed every other round, so that a slow drift of the machine (another process
 every side alike, and with `settle` seconds of quiet before each run (the page's plots, drawn after its rate is
 taken, would otherwise land on the run after it). `medians`, `paired` and `resolution` summarise: the median of each
 side, the median of the run-by-run ratios of two sides (steadier than the ratio of two medians: a burst of load
-from elsewhere hits both runs of a pair), and how finely run-by-run differences resolve their median. Used by `python -m playground bench parity`, `engines` and `page`.
+from elsewhere hits both runs of a pair), and how finely run-by-run differences resolve their median. Used by
+`python -m playground bench parity`, `engines` and `page`.
 """
 
 from __future__ import annotations

@@ -125,12 +125,14 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
     def sub(a, c):
         return a - c if a is not None and c is not None else None
 
+    def ttft_gaps(key: str) -> list[float]:  # run by run: the playground's `key` less bare's TTFT in its pair
+        return [x[key] - y["ttft_seconds"] for x, y in zip(timed["playground"], timed["bare"])]
+
     ratios = {
         "decode_tokens_per_second_ratio": _ratio("decode_tokens_per_second_ratio",
                                                  div(p["tokens_per_second"], b["tokens_per_second"])),
         "ttft_difference_seconds": _resolved("ttft_difference_seconds", sub(p["ttft_seconds"], b["ttft_seconds"]),
-                                             [x["ttft_seconds"] - y["ttft_seconds"]
-                                              for x, y in zip(timed["playground"], timed["bare"])]),
+                                             ttft_gaps("ttft_seconds")),
         "load_migrate_ratio": _ratio("load_migrate_ratio", div(p["load_seconds"], b["load_seconds"])),
         "peak_rss_load_ratio": _ratio("peak_rss_load_ratio", div(p["peak_rss_growth"], b["peak_rss_growth"])),
     }
@@ -139,8 +141,7 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
                                               div(p["load_migrate_seconds"], b["load_migrate_seconds"]), INFO),
         "ttft_reported_difference_seconds": _resolved("ttft_reported_difference_seconds",
                                                       sub(p["ttft_reported_seconds"], b["ttft_seconds"]),
-                                                      [x["ttft_reported_seconds"] - y["ttft_seconds"]
-                                                       for x, y in zip(timed["playground"], timed["bare"])], INFO),
+                                                      ttft_gaps("ttft_reported_seconds"), INFO),
         "decode_paired_ratio": {
             "value": paired([r["tokens_per_second"] for r in timed["playground"]],
                             [r["tokens_per_second"] for r in timed["bare"]]),
