@@ -14,9 +14,9 @@ from __future__ import annotations
 import concurrent.futures
 import html
 import os
+import queue
 import re
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -28,6 +28,7 @@ from playground.lab import harness, render, scenarios, scripts, target
 from playground.lab.diagnose import diagnose
 from tests.conftest import ROOT, load
 from tests.lab.conftest import results_on
+from tests.script_runner import Zygote
 
 # The package's text, but the diagnoser's patterns (which quote wordings to recognise them, by design).
 SOURCES = "\n".join(p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py") if p.name != "diagnose.py")
@@ -346,11 +347,24 @@ def test_the_lab_runs_the_fix_script_as_shown():
             assert text.startswith("import torch") and compile(text, sid, "exec")
 
 
-def _run_file(path, timeout=300):
-    # one OpenMP thread each: two scripts run at once on this 2-core machine (the scripts are unchanged)
+def _run_files(paths: list[Path]) -> list:
+    """Each file run as `python FILE` from the repository root, two at a time (this machine has two cores), each
+    with one OpenMP thread; the scripts are unchanged. Each runs in a fork of a Python that has imported torch
+    and Transformers already (tests/script_runner.py), which saves their import per script."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    with Zygote(ROOT, env) as a, Zygote(ROOT, env) as b:
+        idle = queue.Queue()
+        idle.put(a), idle.put(b)
+
+        def one(path):
+            zygote = idle.get()
+            try:
+                return zygote.run(path)
+            finally:
+                idle.put(zygote)
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            return list(pool.map(one, paths))
 
 
 @pytest.mark.slow
@@ -367,8 +381,7 @@ def test_every_script_runs_as_written_from_the_repository_root(bundled, tmp_path
             jobs.append((sid, "broken", r))
     for sid, which, _ in jobs:
         (tmp_path / f"{sid}.{which}.py").write_text(scenarios.get(sid).script.text(which))
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # this machine has two cores
-        done = list(pool.map(lambda job: (job, _run_file(tmp_path / f"{job[0]}.{job[1]}.py")), jobs))
+    done = list(zip(jobs, _run_files([tmp_path / f"{sid}.{which}.py" for sid, which, _ in jobs])))
     assert sum(which == "broken" for (_, which, _), _p in done) >= 8
     for (sid, which, r), proc in done:
         if which == "fix":
