@@ -22,7 +22,8 @@ one: inside the test run's own process the RSS would also count what earlier tes
 to the collector and the threads they were still winding down (a full run once measured
 550 -> 616 MB there, with 12 threads of earlier tests exiting meanwhile, while the same
 cycles alone stayed within 3 MB). The child's allocator is set as the server sets it
-(two glibc malloc arenas, see `playground.memory.limit_malloc_arenas`). On a GPU the same cycle runs on cuda:0 and `torch.cuda.memory_allocated` is held to
+(two glibc malloc arenas, see `playground.memory.limit_malloc_arenas`), and its imported libraries are frozen
+out of the garbage collector's sight as the server's are (`memory.freeze_startup_objects`). On a GPU the same cycle runs on cuda:0 and `torch.cuda.memory_allocated` is held to
 the same bounds; where there is no GPU that half is skipped, with the reason.
 """
 
@@ -69,6 +70,7 @@ def _within(first: float, last: float) -> bool:
 def measure_cycles(device: str = "cpu") -> dict:
     """Run the cycles in this process and return one reading per cycle (the child's work)."""
     memory.limit_malloc_arenas()  # as app.py does before anything allocates
+    memory.freeze_startup_objects()  # as the server does once it is up: an unload's gc.collect() skips the libraries
     proc = psutil.Process()
     pool = ModelPool()
     rows = []
