@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from playground.core.i18n import said
 from playground.tools import gpurun
 from tests.bare_env import bare_venv
-from tests.conftest import ROOT
+from tests.conftest import ROOT, present
+from tests.tools.test_selfcheck import gpu_doc_section
 
 WRITE = ("import json, pathlib, sys; out = pathlib.Path(sys.argv[1]); "
          "(out / 'steps' / '{name}.json').write_text(json.dumps({{'status': '{status}', 'result': {{'n': 1}}}}))")
@@ -77,15 +80,24 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys, args, message):
     assert message in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.slow  # the whole run on this CPU: each step with a CPU part, then the self-check, about 2 minutes
-def test_the_prepared_run_rehearses_here_its_gpu_steps_skipped_with_their_reason(tmp_path):
-    """Rehearsed where the GPU machine's image runs it: a virtual environment with every package of this one but
-    gradio, gradio_client and pandas (tests/bare_env.py). Its self-check collects, runs the device tests, and
-    skips the web layer's folders saying why."""
-    python = bare_venv(tmp_path / "venv")
+@pytest.fixture(scope="module")
+def rehearsal(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """`python -m playground gpu-run OUT` run once, where the GPU machine's image runs it: a virtual environment
+    with every package of this one but gradio, gradio_client and pandas (tests/bare_env.py). The run and its
+    folder; two tests read it (the whole run is about 2 minutes here, its self-check most of it)."""
+    tmp = tmp_path_factory.mktemp("gpu-run")
+    python = bare_venv(tmp / "venv")
     env = {k: v for k, v in os.environ.items() if k != "PLAYGROUND_REQUIRE_BROWSER"}  # .ci/run's; not a GPU image's
-    proc = subprocess.run([str(python), "-m", "playground", "gpu-run", str(tmp_path / "out")], cwd=ROOT,
+    proc = subprocess.run([str(python), "-m", "playground", "gpu-run", str(tmp / "out")], cwd=ROOT,
                           capture_output=True, env=env, text=True, timeout=600)
+    return proc, tmp / "out"
+
+
+@pytest.mark.slow
+def test_the_prepared_run_rehearses_here_its_gpu_steps_skipped_with_their_reason(rehearsal):
+    """Every step with a CPU part runs, every GPU-only step is skipped saying why; the self-check collects, runs
+    the device tests, and skips the web layer's folders (absent from this environment) saying why."""
+    proc, out = rehearsal
     assert proc.stdout.strip(), proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     print(f"\ngpu-run here: {doc['wall_seconds']:.0f} s; " + ", ".join(
@@ -103,7 +115,7 @@ def test_the_prepared_run_rehearses_here_its_gpu_steps_skipped_with_their_reason
             assert entry["status"] == "skipped" and entry["reason"].startswith("needs a CUDA GPU: "), entry
     assert proc.returncode == 0 and doc["ok"] and doc["findings"] == [], (doc["findings"], proc.stderr[-2000:])
     assert doc["environment"]["versions"]["gradio"] is None
-    check = json.loads((tmp_path / "out" / "selfcheck.json").read_text())
+    check = json.loads((out / "selfcheck.json").read_text())
     assert check["failed"] == 0 and steps["selfcheck"]["result"]["passed"] == check["passed"] >= 30
     skipped = {c["test"]: c["reason"] for c in check["checks"] if c["status"] == "skip"}
     for folder in ("tests/web", "tests/e2e"):
@@ -116,4 +128,32 @@ def test_the_prepared_run_rehearses_here_its_gpu_steps_skipped_with_their_reason
     assert steps["straight_vs_move"]["result"]["same_weights"]
     tiers = steps["placement"]["result"]["placement"]["by_tier"]
     assert tiers.get("disk", 0) > 0 and sum(tiers.values()) > 0
-    assert not (tmp_path / "out" / "work").exists()
+    assert not (out / "work").exists()
+
+
+@pytest.mark.slow
+def test_the_self_check_on_this_machine_gives_each_device_test_a_verdict_and_its_figures(rehearsal):
+    """The rehearsal's self-check (the same `selfcheck.run` as `python -m playground selfcheck --json`; the web
+    layer's folders hold no device test): every check's fields, every skip's reason, the figures, the docs."""
+    _, out = rehearsal
+    r = json.loads((out / "selfcheck.json").read_text())
+    print("\n" + "\n".join(f"{c['name']:<60} {c['device']:<6} {c['status']:<5} {c['seconds']:6.1f} s  {c['reason']}"
+                           for c in r["checks"]))
+    assert r["failed"] == 0 and r["ok"] and r["passed"] >= 9
+    assert r["passed"] + r["skipped"] == len(r["checks"])
+    for c in r["checks"]:
+        assert {"name", "status", "reason", "device", "proves", "seconds", "test"} <= set(c)
+        assert (c["status"] == "skip") == bool(c["reason"])  # every skip says why, a pass has nothing to explain
+        if c["device"] not in (*present(), "auto"):  # a device this machine lacks: never a pass
+            assert c["status"] == "skip" and "not available here" in c["reason"]
+    by = {(c["name"], c["device"]): c for c in r["checks"]}
+    # the figures each pass measured
+    assert by[("test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate", "cpu")]["max_error"] <= 0.02
+    assert by[("test_load_puts_every_tensor_on_the_device", "cpu")]["weights_bytes"] > 0
+    assert by[("test_survey_measures_the_host_and_says_why_a_gpu_kind_is_absent", "cpu")]["read_gbps"] > 0
+    # docs/gpu.md's table names every device test (or the folder of a family of them, as `tests/lab/`)
+    section = gpu_doc_section()
+    folders = re.findall(r"`(tests/[\w/]+/)`", section)
+    missing = {c["name"] for c in r["checks"]  # a test, not a folder skipped whole (tests/web: no gradio there)
+               if "::" in c["test"] and f"`{c['name']}`" not in section and not any(c["test"].startswith(f) for f in folders)}
+    assert missing == set()
