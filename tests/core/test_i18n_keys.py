@@ -137,21 +137,27 @@ def used_keys() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     return keys, patterns
 
 
-KEYS, PATTERNS = used_keys()
+@pytest.fixture(scope="module")
+def used() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """`used_keys()` once for this module's tests, when they run (not at collection: it parses the package)."""
+    return used_keys()
 
 
-def test_the_source_names_keys_and_builds_some():
+def test_the_source_names_keys_and_builds_some(used):
     """The collector finds what it should (a broken collector would pass everything below)."""
+    KEYS, PATTERNS = used
     assert len(KEYS) > 400 and {"err.not_loaded", "progress.load", "ui.fix"} <= set(KEYS)
     assert {"note.migrate.{}", "cmp.status.{}", "phase.name.{}"} <= set(PATTERNS)
 
 
-def test_every_key_named_in_the_source_exists():
+def test_every_key_named_in_the_source_exists(used):
+    KEYS, _ = used
     missing = {k: where for k, where in KEYS.items() if k not in TABLE}
     assert not missing, missing
 
 
-def test_every_key_built_at_run_time_has_its_variants_listed_and_each_exists():
+def test_every_key_built_at_run_time_has_its_variants_listed_and_each_exists(used):
+    _, PATTERNS = used
     unlisted = {p: where for p, where in PATTERNS.items() if p not in VARIANTS}
     assert not unlisted, f"list the values of these keys' blanks in VARIANTS: {unlisted}"
     missing = [p.format(v) for p in PATTERNS for v in VARIANTS[p] if p.format(v) not in TABLE]
@@ -159,7 +165,8 @@ def test_every_key_built_at_run_time_has_its_variants_listed_and_each_exists():
     assert not set(VARIANTS) - set(PATTERNS), "VARIANTS lists a pattern the source no longer builds"
 
 
-def test_every_key_in_the_table_is_used():
+def test_every_key_in_the_table_is_used(used):
+    KEYS, PATTERNS = used
     built = {p.format(v) for p in PATTERNS for v in VARIANTS.get(p, ())}
     registered = {k for k in TABLE if k.split(".")[0] in i18n.REGISTERED}  # used by the code they sit beside
     unused = sorted(set(TABLE) - set(KEYS) - built - registered)

@@ -107,6 +107,7 @@ def _kwargs_dicts(func: ast.AST) -> dict[str, ast.Call]:
 OWN_FILES = {("harness.py", "bundled"), ("bench_sides.py", "bare_run")}
 
 
+@pytest.mark.slow
 def test_every_model_load_a_visitor_reaches_is_safetensors_only():
     checked = 0
     for path in SOURCES:
@@ -285,6 +286,7 @@ def test_models_over_the_budget_are_refused_before_anything_is_allocated(hostile
     assert _synthetic_folders() == built_before  # nothing built, not even a temporary folder
 
 
+@pytest.mark.slow
 def test_the_guard_refuses_in_process_without_allocating(monkeypatch):
     from playground.load import loader
     from playground.run.pool import ModelPool

@@ -30,6 +30,7 @@ def test_cast_rate_counts_float32_bytes_converted():
     assert c.gbps == pytest.approx(c.bytes / c.seconds / 1e9)
 
 
+@pytest.mark.slow
 @pytest.mark.device
 def test_survey_measures_the_host_and_says_why_a_gpu_kind_is_absent(figures):
     """The host's memcpy, streaming-read and float32 -> bfloat16 cast rates are measured (the rates the decode
@@ -47,6 +48,7 @@ def test_survey_measures_the_host_and_says_why_a_gpu_kind_is_absent(figures):
     assert all(r.text("en") for r in s["gpu"]["reasons"].values())
 
 
+@pytest.mark.slow
 def test_survey_measures_the_host_and_says_why_there_is_no_gpu(monkeypatch):
     from playground.hw import devices
 

@@ -44,6 +44,7 @@ LOADS = [(BUNDLED_NAME, "float32"), (BUNDLED_NAME, "bfloat16"),
          pytest.param("synthetic/gpt2-small", "float32", marks=pytest.mark.slow)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model,dtype", LOADS)
 def test_a_load_and_a_generation_are_accounted_for(model, dtype, figures):
     pool = ModelPool()

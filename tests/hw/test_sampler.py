@@ -17,6 +17,7 @@ from playground.load.phases import Recorder
 MiB = 2**20
 
 
+@pytest.mark.slow
 def test_sees_an_allocation_in_the_phase_it_happened():
     memory.release_memory()  # freed pages an earlier test left in the heap would be reused, not faulted in
     with Sampler(hz=20) as s:

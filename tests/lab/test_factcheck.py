@@ -151,6 +151,7 @@ def test_pinned_memory_is_not_measured_without_a_cuda_target(monkeypatch):
         assert r.verdict == "not measurable here" and not r.live and "has none" in r.evidence.text("en")
 
 
+@pytest.mark.slow  # every claim checked live (`results`): seconds
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_evidence_not_measurable_here_says_so_once(results, lang):
     """The evidence line's label already says "not measurable here": the evidence itself does not repeat it."""

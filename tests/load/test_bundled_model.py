@@ -72,6 +72,7 @@ def test_model_beats_bigram_on_held_out_plays(bundled, corpus):
     assert model_ce <= 5.0
 
 
+@pytest.mark.slow
 def test_sampled_words_are_real_words_and_random_tokens_are_not(bundled, corpus):
     vocab = set(_words(corpus[0]))
     *_, (text, stats) = stream(bundled.model, bundled.tokenizer, "cpu", "ROMEO:",

@@ -119,6 +119,7 @@ def test_truncated_safetensors_gives_a_clear_message(tmp_path, monkeypatch):
     assert "trunc/model.safetensors" in str(e.value) and "Download or save it again" in str(e.value)
 
 
+@pytest.mark.slow
 def test_a_synthetic_model_says_why_it_has_fewer_parameters_than_its_published_size():
     """"124M shape" was listed beside a load report of 92M parameters, unexplained. The picker names the
     published model's layers and the bundled vocabulary; the load report's note counts the difference: the

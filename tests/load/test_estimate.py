@@ -20,6 +20,7 @@ from tests.conftest import estimate_of, guard_of, load
 MiB = 2**20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "auto"])
 def test_bundled_estimate_equals_the_loaded_model_to_the_byte(dtype):
     lm = load(BUNDLED_NAME, "cpu", dtype)
@@ -46,6 +47,7 @@ def _llama_params(c) -> int:
     return V * d + L * (2 * d * d + 2 * d * kv + 3 * d * inter + 2 * d) + d + head
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(synthetic.CONFIGS))
 def test_synthetic_estimates_follow_from_the_architecture(name):
     """Built on meta, never loaded: the bytes must equal the parameter count worked out from the

@@ -111,6 +111,7 @@ def budgeted(monkeypatch):
     pool.unload()
 
 
+@pytest.mark.slow
 def test_the_largest_context_runs_and_one_token_more_is_refused(budgeted):
     pool, set_budget = budgeted
     got = set_budget(160)

@@ -164,6 +164,7 @@ def test_other_failures_are_not_blamed_on_the_disk(tmp_path):
     assert integrity.write_failure(OSError(errno.EIO, "I/O error"), "synthetic/gpt2-small", tmp_path, 1) is None
 
 
+@pytest.mark.slow
 def test_a_real_file_size_limit_is_recognised(tmp_path):
     """safetensors' own error under a real RLIMIT_FSIZE (SIGXFSZ ignored, as the server ignores it)."""
     code = (

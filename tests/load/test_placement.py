@@ -23,6 +23,7 @@ def plan_of(model: str, limits: str, dtype=torch.float32):
     return placement.plan(catalog.read_config(catalog.resolve(model)), dtype, check_limits(limits))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limits, blocks_off", SETTINGS.items())
 def test_plan_and_actual_agree_block_by_block(pool, limits, blocks_off):
     planned = plan_of("shakespeare-gpt2", limits)

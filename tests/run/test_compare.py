@@ -87,6 +87,7 @@ def test_stop_between_runs_and_a_refused_pair(monkeypatch):
     assert fracs == sorted(fracs) and fracs[-1] == 1.0
 
 
+@pytest.mark.slow
 def test_compare_runs_in_the_lane_beside_the_pools_models_and_unloads_none(pool):
     pool.load(*loader.parse(BUNDLED_NAME, "cpu", "float32"), session="a")
     model = pool.current("a")[0]
@@ -107,6 +108,7 @@ def test_compare_runs_in_the_lane_beside_the_pools_models_and_unloads_none(pool)
     assert rows[0].load_average is not None and rows[0].cores == stats.cores
 
 
+@pytest.mark.slow
 def test_a_pair_that_does_not_fit_beside_the_pool_is_refused_saying_so(pool, monkeypatch):
     """Compare borrows nothing: with a budget for the visitor's model and a bfloat16 copy beside it, a float32
     pair is refused (the pool's share named), a bfloat16 pair runs, and the visitor's model stays."""
@@ -122,6 +124,7 @@ def test_a_pair_that_does_not_fit_beside_the_pool_is_refused_saying_so(pool, mon
     assert pool.status("a")["loaded"] and pool.status("a")["models"] == 1 and pool.counts["evictions"] == 0
 
 
+@pytest.mark.slow
 def test_without_a_pool_model_the_pairs_have_the_whole_budget(pool):
     rows = run(BUNDLED_NAME, ["cpu/bfloat16"], max_new_tokens=2, pool=pool, runs=1)
     assert rows.beside == {"models": 0, "bytes": 0} and not pool.status()["loaded"]

@@ -40,6 +40,7 @@ def _generate_ids(model, tok, prompt, n) -> list[int]:
     return out[0, enc["input_ids"].shape[-1]:].tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_greedy_manual_loop_equals_generate_on_the_bundled_model(bundled, use_cache):
     n = 32

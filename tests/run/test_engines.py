@@ -51,6 +51,7 @@ def test_the_profile_counts_the_matmuls_of_a_real_generate(bundled, one_thread):
     assert 0 < p["matmul_share"] < 1 and p["matmul_gbps"] > 0 and len(p["largest_others"]) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.device
 def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread, figures):
     """`generate()` and the manual prefill/decode loop, with and without the KV cache, choose the same greedy
@@ -67,6 +68,7 @@ def test_generate_and_manual_loops_choose_the_same_tokens(bundled, one_thread, f
     assert r.limit.key in ("eng.limit.overhead", "eng.limit.bandwidth") and r.profile["tokens"] == 16
 
 
+@pytest.mark.slow
 def test_where_the_cache_less_loop_parts_from_generate_the_parting_says_why(one_thread):
     """In bfloat16 the cache-less loop chose other tokens than generate() from some token on, with no word on why
     (the README said they match). A full recompute and a cached step round differently, and greedy decoding then
@@ -94,6 +96,7 @@ def test_a_budget_beyond_the_context_is_refused_before_any_work(bundled):
         engines.run(bundled.model, bundled.tokenizer, "cpu", 400, False)  # the bundled model holds 256
 
 
+@pytest.mark.slow
 def test_a_compile_that_fails_is_said_with_the_libraries_words(bundled, one_thread, monkeypatch):
     from playground.run import compiled
 

@@ -35,6 +35,7 @@ def test_stats_are_consistent(bundled):
     assert s.ttft_seconds + s.decode_seconds <= s.total_seconds + 1e-6
 
 
+@pytest.mark.slow
 def test_streaming_yields_partial_updates(bundled):
     updates = list(generation.stream(bundled.model, bundled.tokenizer, "cpu", "ROMEO:",
                                      GenerationParams(max_new_tokens=200), min_interval=0.0))
@@ -113,6 +114,7 @@ def test_a_prompt_that_fills_the_context_asks_for_a_shorter_prompt(bundled):
         _run(bundled, max_new_tokens=ctx - 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", generation.ENGINES)
 def test_a_list_of_eos_ids_stops_at_any_of_them_and_says_eos(bundled, monkeypatch, engine):
     """Llama-3 and Qwen instruct models list several ids in generation_config.eos_token_id, and generate()

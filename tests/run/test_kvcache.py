@@ -35,6 +35,7 @@ def test_growth_lengths_are_spread_and_distinct():
     assert kvcache.growth_lengths(7, 7, 8) == [7]
 
 
+@pytest.mark.slow
 @pytest.mark.device
 def test_kv_growth_reads_the_real_cache_within_2_percent_of_the_estimate(bundled, one_thread, figures):
     """The KV cache, read from the real cache object, grows by 2 x layers x KV heads x head dim x dtype bytes

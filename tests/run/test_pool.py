@@ -34,6 +34,7 @@ def test_generate_before_load_says_load_first():
     assert "Load" in str(e.value)
 
 
+@pytest.mark.slow
 def test_each_session_generates_on_its_own_model(pool):
     """The issue's case: A loads float32, B loads bfloat16 after it; A's next generation is still A's model
     (the one-model slot ran it on B's)."""
@@ -49,6 +50,7 @@ def test_each_session_generates_on_its_own_model(pool):
     assert pool.current("b")[0].dtype == "float16" and pool.current("nobody") is None
 
 
+@pytest.mark.slow
 def test_a_model_held_by_another_session_is_shared_not_loaded_again(pool, monkeypatch):
     first = load(pool, BUNDLED_NAME, session="a")
     calls = []
@@ -109,6 +111,7 @@ def test_budget_below_the_model_is_refused_before_allocating_and_the_pool_keeps_
     assert made_by(pool) == (BUNDLED_NAME, "bfloat16")
 
 
+@pytest.mark.slow
 def test_the_budget_covers_every_model_and_the_least_recently_used_goes_first(pool, monkeypatch):
     """Three sessions, a budget for two of the models: the third load unloads the least recently used one, and
     only its session is told, once, on its next action; the accounting adds up."""
@@ -139,6 +142,7 @@ def test_the_budget_covers_every_model_and_the_least_recently_used_goes_first(po
     assert s["evictions"] == s["told"] + s["dropped"] + s["pending"] and s["dropped"] == 1
 
 
+@pytest.mark.slow
 def test_an_eviction_not_yet_told_is_told_by_the_sessions_next_load(pool, monkeypatch):
     monkeypatch.setenv("PLAYGROUND_MEMORY_BUDGET", "28MiB")
     load(pool, BUNDLED_NAME, dtype="float32", session="a")
@@ -148,6 +152,7 @@ def test_an_eviction_not_yet_told_is_told_by_the_sessions_next_load(pool, monkey
     assert pool.counts["told"] == 1
 
 
+@pytest.mark.slow
 def test_releasing_sessions_returns_the_pool_to_its_floor(pool):
     """N sessions load (two models, one of them shared) and end: no model is left, and RSS is back within 5%."""
     for dtype in ("float32", "bfloat16"):  # first-use costs (kernels, caches) are not holds
@@ -169,6 +174,7 @@ def test_releasing_sessions_returns_the_pool_to_its_floor(pool):
     assert memory.rss_bytes() <= before * 1.05, (before, memory.rss_bytes())
 
 
+@pytest.mark.slow
 def test_a_release_while_a_run_holds_the_lane_unloads_when_it_ends(pool):
     load(pool, BUNDLED_NAME, dtype="bfloat16", session="gone")
     load(pool, BUNDLED_NAME, session="busy")
@@ -201,6 +207,7 @@ def test_the_memory_of_the_other_sessions_models(pool):
     assert sum(m["bytes"] for m in pool.others()) == pool.status()["bytes"]
 
 
+@pytest.mark.slow
 def test_timeline_of_load_and_generate_on_synthetic_gpt2_small(pool):
     report = load(pool, "synthetic/gpt2-small")
     for _ in pool.generate("ROMEO:", GenerationParams(16)):

@@ -42,6 +42,7 @@ def _slow_generation_meets_a_load(pool, dtype: str) -> tuple[str, object, list[f
     return text, stats, loaded_at, finished_at
 
 
+@pytest.mark.slow
 def test_another_sessions_load_waits_for_the_running_generation_and_changes_nothing_of_it(pool):
     *_, (reference, _) = pool.generate(PROMPT, GenerationParams(48), session="a")
     text, stats, loaded_at, finished_at = _slow_generation_meets_a_load(pool, "bfloat16")
@@ -55,6 +56,7 @@ def test_another_sessions_load_waits_for_the_running_generation_and_changes_noth
     assert pool.status("a")["dtype"] == "float32" and pool.status("b")["dtype"] == "bfloat16"
 
 
+@pytest.mark.slow
 def test_a_model_in_use_is_never_evicted(pool, monkeypatch):
     """A budget with room for one of the two models: b's load, which needs a's room, waits while a's generation
     runs; the generation finishes on a's model; then a's model goes for b's, and a is told on its next action
@@ -71,6 +73,7 @@ def test_a_model_in_use_is_never_evicted(pool, monkeypatch):
     assert "shakespeare-gpt2 (cpu, float32), was unloaded" in said and "nothing ran on another model" in said
 
 
+@pytest.mark.slow
 def test_a_generation_resumed_on_other_threads_frees_the_lane(pool):
     """Gradio runs each next() of a streaming handler on whichever pool thread is free."""
     updates = pool.generate(PROMPT, GenerationParams(32), session="a")
@@ -106,6 +109,7 @@ def test_a_generation_resumed_on_other_threads_frees_the_lane(pool):
     assert pool.status("a")["dtype"] == "bfloat16"
 
 
+@pytest.mark.slow
 def test_the_status_banner_does_not_wait_for_a_generation(pool):
     updates = pool.generate(PROMPT, GenerationParams(64), session="a")
     next(updates)  # holds the lane

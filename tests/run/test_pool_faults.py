@@ -37,6 +37,7 @@ def models(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_from_pretrained_failure_loads_the_model_before_it_back(models):
     bad = _tiny(models / "mismatched", n_embd=64)  # weights of width 32 under a config of width 64
     pool = ModelPool()
@@ -54,6 +55,7 @@ def test_a_from_pretrained_failure_loads_the_model_before_it_back(models):
     assert pool.current()[1].name == BUNDLED_NAME
 
 
+@pytest.mark.slow
 def test_when_the_model_before_cannot_come_back_the_error_says_so(models):
     good = _tiny(models / "good")
     bad = _tiny(models / "mismatched", n_embd=64)
@@ -66,6 +68,7 @@ def test_when_the_model_before_cannot_come_back_the_error_says_so(models):
     assert not pool.status()["loaded"] and pool.status()["models"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["tokenizer", "weights", "config"])
 def test_a_local_checkpoint_that_fails_its_checks_unloads_nothing(models, damage):
     folder = _tiny(models / "damaged")

@@ -44,6 +44,7 @@ STEPS = (
 )
 
 
+@pytest.mark.slow
 def test_each_step_is_isolated_timed_and_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(gpurun, "gpu_here", lambda: said("dev.no_cuda_device"))  # a machine without a GPU, as data
     t0 = time.perf_counter()

@@ -63,6 +63,7 @@ def _pins(requirements: Path) -> dict[str, str]:
     return pins
 
 
+@pytest.mark.slow
 def test_front_matter_is_valid_and_matches_requirements(built):
     fm = _front_matter(built / "README.md")
     assert (built / "README.md").read_bytes() == (REPO / "spaces" / "README.md").read_bytes()
@@ -83,6 +84,7 @@ def test_front_matter_is_valid_and_matches_requirements(built):
     assert str(settings.SPACE_MAX_NEW_TOKENS) in body and settings.SPACE_SYNTHETIC_MAX in body
 
 
+@pytest.mark.slow
 def test_requirements_are_the_runtime_ones_without_test_tools(built):
     assert _pins(built / "requirements.txt") == _pins(REPO / "requirements.txt")
     test_tools = {"pytest", "playwright", "pytest-timeout", "pytest-xdist"}
@@ -118,6 +120,7 @@ def _imports(path: Path, root: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_every_module_the_app_imports_is_in_the_bundle(built):
     local_tops = {p.stem if p.suffix == ".py" else p.name for p in REPO.iterdir()
                   if (p.suffix == ".py") or (p / "__init__.py").is_file()}
@@ -148,6 +151,7 @@ def test_every_module_the_app_imports_is_in_the_bundle(built):
         assert core in seen, f"the import walk never reached {core}"
 
 
+@pytest.mark.slow
 def test_bundle_holds_the_model_and_leaves_out_the_corpus(built):
     model_src = REPO / "playground" / "assets" / "shakespeare-gpt2"
     model_out = built / "playground" / "assets" / "shakespeare-gpt2"

@@ -88,6 +88,7 @@ def torch_bf16():
     return torch.bfloat16
 
 
+@pytest.mark.slow
 def test_a_compare_request_checks_once_and_guards_each_row_once(monkeypatch):
     discovered = _count(monkeypatch, devices, "discover")
     guarded = _count(monkeypatch, estimate, "guard")

@@ -33,6 +33,7 @@ def _lines(lang: str) -> list[str]:
     return [o["lab_md"] for o in out[:-1]]  # every update before the result
 
 
+@pytest.mark.slow
 def test_a_lab_run_says_the_time_so_far_then_the_time_left_from_its_last_runs(slow_lab):
     first = _lines("en")
     assert len(first) >= 4, first  # one a tick, not one line for the whole run

@@ -72,6 +72,7 @@ def test_the_code_to_copy_names_no_server_path(engine, tmp_path, monkeypatch):
             assert not leaks(code) and str(tmp_path) not in code, (model, code)
 
 
+@pytest.mark.slow
 def test_the_load_report_and_compares_downloads_name_no_server_path(tmp_path):
     report = handlers.load_model(BUNDLED_NAME, "cpu", "bfloat16")
     assert not leaks(json.dumps(report)), [p for p in leaks(json.dumps(report))]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from playground.web import results, views_timeline as vt
 
 
@@ -73,6 +75,7 @@ def test_nothing_to_draw_is_an_empty_plot():
     assert results.ui_timeline(None, "en")[0].constructor_args["value"] is None
 
 
+@pytest.mark.slow
 def test_the_idle_time_cut_between_a_load_and_its_generation_is_said_where_it_is():
     """A fresh look: the load ended at 0.05 s and the prefill began at 0.57 s, though seconds passed between them,
     and nothing on the chart said so. The hold's timeline keeps the real idle time; the chart marks the cut."""
