@@ -30,7 +30,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a few seconds (still runs in CI)")
+    config.addinivalue_line("markers", "slow: a second or more here (still runs in CI; -m \"not slow\" is the quick subset)")
     config.addinivalue_line("markers", "browser: drives a real Chromium through Playwright")
     config.addinivalue_line("markers", "device: a path of the playground run on each device target present "
                                        "(the self-check: pytest -m device)")
