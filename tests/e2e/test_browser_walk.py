@@ -28,22 +28,37 @@ def _checked(page, box: str) -> str:
     return page.locator(f"#{box} input:checked").get_attribute("value")
 
 
+KEPT = "playground-lang"  # the page's gr.BrowserState storage key (its value is encrypted there)
+
+
+def _stored(page) -> str | None:
+    return page.evaluate("(key) => localStorage.getItem(key)", KEPT)
+
+
+def _wait_stored(page, before: str | None) -> None:
+    """Until the kept language's stored value changes: a fixed half second was not always enough on a busy machine."""
+    page.wait_for_function("([key, before]) => { const v = localStorage.getItem(key); return v && v !== before; }",
+                           arg=[KEPT, before], timeout=15_000)
+
+
 def test_the_chosen_language_survives_a_reload(browser, browser_server):
     """The walk lost the chosen language on reload (the step was kept): it is kept in the browser too."""
     page = browser.new_page(locale="en-US")  # the browser asks for English: a reload that forgets says English
     try:
         open_playground(page, browser_server.url)
+        stored = _stored(page)
         _pick_lang(page, "中文")
         page.wait_for_function("() => document.documentElement.lang === 'zh-CN'", timeout=10_000)
-        page.wait_for_timeout(500)  # the choice is written to the browser's storage after the switch
+        _wait_stored(page, stored)  # the choice reaches the browser's storage after the switch, not with it
         page.reload()
         page.wait_for_selector("button[role=tab]", timeout=60_000)
         page.wait_for_function("() => (document.querySelector('#lang input:checked') || {}).value === 'zh'",
                                timeout=15_000)
         page.locator("button[role=tab]", has_text="游乐场").wait_for(timeout=15_000)
+        stored = _stored(page)
         _pick_lang(page, "English")  # and back: English is kept the same way
         page.wait_for_function("() => document.documentElement.lang === 'en'", timeout=10_000)
-        page.wait_for_timeout(500)
+        _wait_stored(page, stored)
         page.reload()
         page.wait_for_selector("button[role=tab]", timeout=60_000)
         page.wait_for_timeout(2000)
