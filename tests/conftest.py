@@ -30,7 +30,8 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a second or more here (still runs in CI; -m \"not slow\" is the quick subset)")
+    config.addinivalue_line("markers", "slow: a second or more here (still runs in CI; "
+                                       "-m \"not slow\" is the quick subset)")
     config.addinivalue_line("markers", "browser: drives a real Chromium through Playwright")
     config.addinivalue_line("markers", "device: a path of the playground run on each device target present "
                                        "(the self-check: pytest -m device)")
@@ -53,6 +54,8 @@ def pytest_collection_finish(session):
 # A device test without a `device` argument runs on the CPU.
 
 KINDS = ("cpu", "cuda", "mps")
+# the test folders in the order they start, the longest-running first (see pytest_collection_modifyitems)
+FIRST = {name: rank for rank, name in enumerate(("e2e", "tools", "lab", "run", "web", "load", "hw", "core"))}
 WEB_LAYER = ("gradio", "gradio_client")  # what tests/web and tests/e2e import; a bare GPU image has neither
 
 
@@ -135,8 +138,6 @@ def pytest_collection_modifyitems(config, items):
     # at the end instead of one worker finishing a long file alone.
     items.sort(key=lambda item: FIRST.get(Path(str(item.path)).parent.name, len(FIRST)))
 
-
-FIRST = {name: rank for rank, name in enumerate(("e2e", "tools", "lab", "run", "web", "load", "hw", "core"))}
 
 
 @pytest.fixture

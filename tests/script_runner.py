@@ -11,6 +11,7 @@ unstarted, as a fresh interpreter does. Importing torch and Transformers is most
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ class Zygote:
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> Zygote:
         return self
