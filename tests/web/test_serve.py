@@ -107,12 +107,13 @@ def test_python_app_py_says_which_port_it_took_when_the_default_is_busy(tmp_path
         env.update(GRADIO_SERVER_PORT=str(taken), GRADIO_ANALYTICS_ENABLED="False",
                    PLAYGROUND_SYNTHETIC_DIR=str(tmp_path / "synthetic"), PLAYGROUND_HOST="127.0.0.1")
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=str(ROOT), env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+                                stderr=subprocess.STDOUT)
         try:
             said, deadline = "", time.monotonic() + 120
             while time.monotonic() < deadline and "so this one listens" not in said and proc.poll() is None:
                 if select.select([proc.stdout], [], [], 1.0)[0]:  # a server that says nothing more never blocks this
-                    said += proc.stdout.readline()
+                    # what the pipe holds, read raw: readline() would keep a second line in its buffer, unseen by select
+                    said += os.read(proc.stdout.fileno(), 65536).decode(errors="replace")
                 if "Running on local URL" in said:
                     deadline = min(deadline, time.monotonic() + 30)  # up: its line follows launch(), seconds later on a busy machine
         finally:
