@@ -29,7 +29,7 @@ from playground.core.paths import BUNDLED_DIR
 from playground.core.units import fmt_bytes
 from playground.hw import devices
 from playground.hw.census import weights_bytes
-from playground.lab import scripts
+from playground.lab import apart, scripts
 from playground.lab.capture import attempt, fix
 from playground.lab.outcome import ANY_MISMATCH, Outcome
 from playground.lab.result import BreakResult, TensorRow
@@ -70,6 +70,9 @@ class Scenario:
     # its simulation cannot raise (no stand-in device refuses what the real one does): the run shows the real
     # device's own words, read from the installed library, beside what the stand-in accepted
     wording_only: bool = False
+    # the device types on which its broken script runs in a Python process of its own (`lab/apart.py`): there
+    # the mistake stops a kernel with a device-side assert, which leaves the process's CUDA context unusable
+    apart_on: tuple[str, ...] = ()
 
     def expected(self, kind: str) -> Outcome | None:
         """The outcome on a target of this kind (cuda2 falls back to cuda, every kind to "*")."""
@@ -84,7 +87,8 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
              silent: bool = False, labels: dict[str, W] | None = None, bundled_only: bool = False,
              devices: int = 1, real_on: tuple[str, ...] = ("cuda", "mps"),
              stand_in: str = "fake", words: dict[str, W] | None = None,
-             harmless: bool = False, wording_only: bool = False) -> Callable[[Callable], Scenario]:
+             harmless: bool = False, wording_only: bool = False,
+             apart_on: tuple[str, ...] = ()) -> Callable[[Callable], Scenario]:
     """Decorate a scenario's function: the name it is defined under becomes the `Scenario`. Its words stay
     beside its code and are registered as i18n keys: scenario.<id>.title, .explain, .label.<measured key>,
     and its own other words (`words`: a simulation's note, say) as scenario.<id>.<name>, which its code says
@@ -101,7 +105,8 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
 
     def make(fn: Callable) -> Scenario:
         return Scenario(sid, number, fn, title, explain, before.strip("\n"), after.strip("\n"), needs_gpu, silent,
-                        labels, group, script, bundled_only, expect, devices, real_on, stand_in, harmless, wording_only)
+                        labels, group, script, bundled_only, expect, devices, real_on, stand_in, harmless, wording_only,
+                        apart_on)
 
     return make
 
@@ -183,12 +188,28 @@ class Lab:
 
 
 def attempt_script(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
-    """Run the broken script's own text here (a live mistake); its globals come back, for the tensor table."""
+    """Run the broken script's own text here (a live mistake); its globals come back, for the tensor table.
+    On a device type in `sc.apart_on` it runs as written in a process of its own instead (no globals come back)."""
+    if torch.device(scripts.device()).type in sc.apart_on:
+        attempt_apart(sc, r)
+        return {}
     out: list[str] = []
     ns = scripts.namespace(lab.names(**more), out)
     attempt(r, lambda: scripts.run(sc.script.in_process("broken"), ns, "<broken script>"))
     r.broken_output = "".join(out).strip()
     return ns
+
+
+def attempt_apart(sc: Scenario, r: BreakResult) -> None:
+    """The broken script, complete, run with `python` in a process of its own: what it raised and printed,
+    and the lines its device's kernel printed for a device-side assert."""
+    done = apart.run_apart(sc.script.text("broken"))
+    r.raised, r.error_type, r.error_bases = done.raised, done.error_type, done.error_bases
+    r.error_message = (done.error_message or "")[:4000] if done.raised else None
+    r.traceback, r.broken_output = done.traceback, done.output
+    r.frame = done.traceback[-2].strip() if len(done.traceback) >= 2 else None
+    r.notes.append(said("lab.apart", device=scripts.device(),
+                        kernel="; ".join(done.kernel_lines[:2]) or said("lab.apart.no_kernel_line")))
 
 
 def run_fix(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:

@@ -109,6 +109,18 @@ def ledger_decode(device: str) -> dict:
                 percent_of_bound=100 * tps / bound if tps else None)
 
 
+def decode_parity(device: str) -> dict:
+    """The bench's parity case on the GPU: the 1B synthetic model in bfloat16, bare Transformers (`from_pretrained`,
+    `.to`, `generate()`) against the playground's own path (the pool's load and generation, everything on), one
+    warm-up a side then alternating runs of NEW_TOKENS greedy tokens (`bench.run_case`): whether a slow decode on
+    this GPU is Transformers' own or the playground's."""
+    from playground.tools import bench  # deferred: the bench's imports are only this step's
+
+    case = bench.run_case(ONE_B, device, "bfloat16", runs=3, warmup=1, n=NEW_TOKENS, with_control=False)
+    return {k: case[k] for k in ("model", "device", "dtype", "runs", "warmup", "max_new_tokens", "same_token_count",
+                                 "medians", "ratios", "info", "runs_detail")}
+
+
 def _nvml_version() -> int | None:
     nvml, _ = memory.nvml_module()
     if nvml is None:

@@ -107,3 +107,21 @@ def test_dataparallel_is_a_two_gpu_mistake_and_says_what_one_gpu_does():
     note = next(n for n in r.notes if n.key == "scenario.dataparallel-not-moved.one_gpu")
     assert "moves the module to that GPU itself" in note.text("en") and "构造函数自己" in note.text("zh")
     assert r.fix_ok, r.fix_error
+
+
+def test_dataparallel_on_a_one_gpu_host_runs_to_a_result_where_its_constructor_moves_a_meta_module(monkeypatch):
+    """On the H200 (2026-11-27) the scenario crashed before its mistake: measuring `nn.DataParallel(model.to('meta'))`
+    let the one-GPU constructor move the meta module to the GPU ("Cannot copy out of meta tensor"). Here a
+    constructor that moves the module as the one-GPU one does (to the CPU, the only device present) stands in."""
+    real = torch.nn.DataParallel
+
+    class MovesTheModule(real):
+        def __init__(self, module, *args, **kwargs):
+            super().__init__(module, *args, **kwargs)
+            self.module.to(torch.device("cpu"))  # what `self.module.to(self.src_device_obj)` does with one GPU
+
+    monkeypatch.setattr(torch.nn, "DataParallel", MovesTheModule)
+    r = harness.run(scenarios.get("dataparallel-not-moved"))
+    assert r.measured["to_meta_then_wrap"].startswith("raises NotImplementedError: Cannot copy out of meta tensor")
+    assert r.measured["wrap_then_to_meta"] == "meta"
+    assert r.raised and r.fix_ok, r.fix_error

@@ -149,6 +149,16 @@ TEXT: dict[str, W] = {
         "下面修复后的流程在 CPU 上运行。",
     ),
     "sim.both": W("{how} {differs}", "{how}{differs}"),  # how a run was simulated, then how a real GPU differs
+    "lab.apart": W(
+        "The broken script ran as written in a Python process of its own, on {device}: there this mistake stops a "
+        "CUDA kernel with a device-side assert, and after one every CUDA call in that process fails until it "
+        "ends (in the server it would break every later GPU run). What the kernel printed: {kernel}",
+        "出错的脚本按原样在单独的 Python 进程里运行，设备是 {device}：在那里这个错误会让 CUDA 内核触发设备端断言"
+        "（device-side assert），此后这个进程里的每一次 CUDA 调用都会失败，直到进程结束"
+        "（若在服务器进程里运行，之后所有的 GPU 运行都会出错）。内核打印的内容：{kernel}",
+    ),
+    "lab.apart.no_kernel_line": W("no assert line (the script raised before any kernel ran)",
+                                  "没有断言行（脚本在任何内核运行之前就报错了）"),
     "sim.big_model": W(
         "The loaded model is too large to copy for this scenario ({size}); it ran on the bundled model.",
         "已加载的模型太大，这个场景无法复制它（{size}）；改用内置模型运行。",

@@ -32,23 +32,26 @@ CONV_TYPES = r"Input type \(.+\) and weight type \(.+\) should be the same"
     title=W("A convolution whose input and weight live on different devices",
             "卷积的输入和权重在不同设备上"),
     explain=W(
-        "Causal LMs never raise this one; a small `nn.Conv2d` does. The convolution checks, before any "
-        "work, that its input and its weight have the same tensor type (device and dtype together), and "
-        "names both types when they differ. Move the input to the layer's device and dtype: "
-        "`x.to(conv.weight.device, conv.weight.dtype)`.",
-        "因果语言模型从不会抛出这个错误；一个小的 `nn.Conv2d` 会。"
-        "卷积在计算之前检查输入和权重的张量类型（设备和数据类型一起）是否相同，不同时写出两种类型。"
-        "把输入移到这一层的设备和数据类型上："
+        "Causal LMs never raise this one; a small `nn.Conv2d` does. For a float32 batch of more than one image "
+        "made on the CPU, PyTorch picks the CPU's oneDNN path by the input alone, and that path checks, before any "
+        "work, that the input and the weight have the same tensor type (device and dtype together), naming both. "
+        "(With a single image it picks another path, where the dispatcher's device check fails first and names "
+        "the two devices instead: measured on an H200.) Either way, move the input to the layer's device and "
+        "dtype: `x.to(conv.weight.device, conv.weight.dtype)`.",
+        "因果语言模型从不会抛出这个错误；一个小的 `nn.Conv2d` 会。对在 CPU 上创建的、多于一张图的 float32 批次，"
+        "PyTorch 只根据输入选择 CPU 的 oneDNN 路径，这条路径在计算之前检查输入和权重的张量类型"
+        "（设备和数据类型一起）是否相同，并写出两种类型。（只有一张图时它走另一条路径，"
+        "调度器的设备检查先失败，写出的是两个设备：在 H200 上实测。）无论哪种，都把输入移到这一层的设备和数据类型上："
         "`x.to(conv.weight.device, conv.weight.dtype)`。",
     ),
     before="""
 conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to("cuda")
-x = torch.randn(1, 3, 32, 32)
+x = torch.randn(2, 3, 32, 32)
 y = conv(x)
 """,
     after="""
 conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to("cuda")
-x = torch.randn(1, 3, 32, 32)
+x = torch.randn(2, 3, 32, 32)
 y = conv(x.to(conv.weight.device, conv.weight.dtype))
 """,
     needs_gpu=True,
@@ -60,13 +63,13 @@ y = conv(x.to(conv.weight.device, conv.weight.dtype))
     group="device",
     script=Script("bare", broken="""
 conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to(device)
-x = torch.randn(1, 3, 32, 32)          # made on the CPU
+x = torch.randn(2, 3, 32, 32)          # two images, made on the CPU
 with torch.no_grad():
     y = conv(x)                        # on a GPU: a cpu input, a cuda weight
 print("y:", tuple(y.shape), y.dtype, "on", y.device)
 """, fix="""
 conv = nn.Conv2d(3, 8, kernel_size=3, bias=False).to(device)
-x = torch.randn(1, 3, 32, 32)
+x = torch.randn(2, 3, 32, 32)
 with torch.no_grad():
     y = conv(x.to(conv.weight.device, conv.weight.dtype))   # the input follows the layer
 print("y:", tuple(y.shape), y.dtype, "on", y.device)
@@ -75,16 +78,15 @@ print("y:", tuple(y.shape), y.dtype, "on", y.device)
         "simulation": W(
             "This machine has no GPU, and PyTorch's fake tensors skip the convolution's type check. "
             "That check compares the input's and the weight's whole tensor type, device and dtype together, so "
-            "here the input stays float32 and the weight is bfloat16: the same check fires with its own message. "
-            "(A batch of two: on the CPU the check runs on oneDNN's path, which PyTorch takes for a float32 "
-            "input of more than one image, whatever the CPU's instructions.) "
+            "here the input stays float32 and the weight is bfloat16: the same check fires with its own message "
+            "(on oneDNN's path, which PyTorch takes for the script's float32 batch of two images, whatever the "
+            "CPU's instructions). "
             "On a GPU the parenthesis names the CPU and CUDA types (a CPU float tensor and a cuda float tensor) "
             "instead of two CPU dtypes. The fixed run below happens on the CPU.",
             "这台机器没有 GPU，而 PyTorch 的伪张量会跳过卷积的类型检查。"
             "这个检查把输入和权重的完整张量类型（设备和数据类型一起）做比较，所以这里输入保持 float32、"
-            "权重是 bfloat16：同一个检查用它自己的消息报错。"
-            "（批次为两张：在 CPU 上这个检查位于 oneDNN 的路径中，"
-            "无论 CPU 有哪些指令，输入为 float32 且多于一张图时 PyTorch 都走这条路径。）在 GPU 上，"
+            "权重是 bfloat16：同一个检查用它自己的消息报错"
+            "（在 oneDNN 的路径中：脚本的输入是两张图的 float32 批次，无论 CPU 有哪些指令，PyTorch 都走这条路径）。在 GPU 上，"
             "括号里写的是 CPU 类型和 CUDA 类型（CPU 的 float 张量与 cuda 的 float 张量），"
             "而不是两种 CPU 数据类型。下面修复后的流程在 CPU 上运行。",
         ),
@@ -93,7 +95,7 @@ print("y:", tuple(y.shape), y.dtype, "on", y.device)
 def conv_devices(lab: Lab, r: BreakResult) -> None:
     gen = torch.Generator().manual_seed(0)
     conv = torch.nn.Conv2d(3, 8, kernel_size=3, bias=False)
-    x = torch.randn(1, 3, 32, 32, generator=gen)
+    x = torch.randn(2, 3, 32, 32, generator=gen)  # two images: the oneDNN path, whose type check names both types
     placed = lab.run.place(conv)
     mark(lab, r)
     r.tensors = [row("x", x), row("conv.weight", placed.weight)]
@@ -104,8 +106,8 @@ def conv_devices(lab: Lab, r: BreakResult) -> None:
         # result); trip the same check with a dtype difference instead, on the CPU. The CPU runs that check
         # only on oneDNN's path, which it takes for a float32 input of two images or more (a bfloat16 input
         # takes it only where the CPU has bfloat16 instructions: elsewhere slow_conv2d words a dtype clash
-        # its own way), so the input stays float32, batched by two, and the weight is bfloat16.
-        xb, conv_b = x.expand(2, -1, -1, -1), copy.deepcopy(conv).to(torch.bfloat16)
+        # its own way), so the input stays float32 and the weight is bfloat16.
+        xb, conv_b = x, copy.deepcopy(conv).to(torch.bfloat16)
         r.tensors = [row("x", xb), row("conv.weight", conv_b.weight)]
         with torch.no_grad():
             attempt(r, lambda: convolve(conv_b, xb))
