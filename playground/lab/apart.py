@@ -18,27 +18,32 @@ import os
 import subprocess
 import sys
 import tempfile
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from playground.core.paths import REPO
 
 TIMEOUT_SECONDS = 240  # the child imports torch and Transformers and loads the bundled model: seconds
+SCRIPT_NAME = "<broken script>"  # the name the lab runs a broken script under in-process (lab/capture.py)
 KERNEL_MARK = "Assertion `"  # how a CUDA kernel's failed assert begins its line ("...: block: [0,0,0] ... Assertion `")
 
 # The child: the script runs as `__main__` (as `python FILE` runs it); what it raised is written as JSON beside
 # it, then raised again, so that the child's stderr and exit status are those of `python FILE`.
 _CHILD = """
-import json, runpy, sys
+import json, runpy, sys, traceback
 script, report = sys.argv[1], sys.argv[2]
 sys.argv = [script]
 try:
     runpy.run_path(script, run_name="__main__")
 except BaseException as exc:
+    tb = traceback.extract_tb(exc.__traceback__)
+    first = next((i for i, f in enumerate(tb) if f.filename == script), 0)  # the script's frames on
     with open(report, "w") as f:
         json.dump({"type": type(exc).__name__, "message": str(exc),
                    "bases": [c.__name__ for c in type(exc).__mro__[1:]
-                             if c not in (object, BaseException, Exception)]}, f)
+                             if c not in (object, BaseException, Exception)],
+                   "frames": [[f.filename, f.lineno, f.name, f.line] for f in tb[first:]]}, f)
     raise
 """
 
@@ -52,7 +57,8 @@ class Apart:
     error_bases: list[str] = field(default_factory=list)
     error_message: str | None = None
     output: str = ""  # what the script printed (its stdout, less the kernel's assert lines)
-    traceback: list[str] = field(default_factory=list)  # the script's frames, as Python printed them
+    frames: list[traceback.FrameSummary] = field(default_factory=list)  # from the script's first frame on;
+    # the script's own file named as the lab names a script it runs in-process (no server path is shown)
     kernel_lines: list[str] = field(default_factory=list)  # the device's own assert lines
     exit_status: int | None = None
     seconds_limit: float = TIMEOUT_SECONDS
@@ -76,21 +82,8 @@ def run_apart(script: str, timeout: float = TIMEOUT_SECONDS) -> Apart:
     output = "\n".join(ln for ln in lines if KERNEL_MARK not in ln).strip()
     if raised is None:
         return Apart(raised=False, output=output, kernel_lines=kernel, exit_status=done.returncode)
+    frames = [traceback.FrameSummary(SCRIPT_NAME if name == str(path) else name, line, func, line=text)
+              for name, line, func, text in raised["frames"]]
     return Apart(raised=True, error_type=raised["type"], error_bases=raised["bases"],
-                 error_message=raised["message"], output=output, kernel_lines=kernel,
-                 traceback=script_frames(done.stderr, str(path)), exit_status=done.returncode)
-
-
-def script_frames(stderr: str, path: str, name: str = "<broken script>") -> list[str]:
-    """The traceback's lines from the script's first frame on, up to the exception line, with the script's
-    temporary path named as the lab names a script it runs in-process (no server path is shown)."""
-    lines = stderr.splitlines()
-    first = next((i for i, ln in enumerate(lines) if ln.startswith(f'  File "{path}"')), None)
-    if first is None:
-        return []
-    frames = []
-    for ln in lines[first:]:
-        if not ln.startswith("  "):  # the exception's own line ends the frames
-            break
-        frames.append(ln.replace(path, name))
-    return frames
+                 error_message=raised["message"], output=output, kernel_lines=kernel, frames=frames,
+                 exit_status=done.returncode)

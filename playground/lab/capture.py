@@ -58,7 +58,11 @@ def short_path(filename: str) -> str:
 
 def frames(exc: BaseException) -> tuple[str | None, str | None]:
     """(the deepest frame in playground/, the deepest frame of all) of an exception's traceback."""
-    tb = traceback.extract_tb(exc.__traceback__)
+    return frames_of(traceback.extract_tb(exc.__traceback__))
+
+
+def frames_of(tb: list[traceback.FrameSummary]) -> tuple[str | None, str | None]:
+    """`frames` of a traceback's frames (an exception raised in another process: lab/apart.py)."""
     ours = [f for f in tb if short_path(f.filename).startswith(("playground/", *SCRIPTS))]
     fmt = lambda f: f"{short_path(f.filename)}:{f.lineno} in {f.name}" + (f": {f.line.strip()}" if f.line else "")
     return (fmt(ours[-1]) if ours else None), (fmt(tb[-1]) if tb else None)
@@ -66,8 +70,13 @@ def frames(exc: BaseException) -> tuple[str | None, str | None]:
 
 def traceback_lines(exc: BaseException, keep: int = 10) -> list[str]:
     """The traceback as Python prints it (paths shortened), dispatch machinery left out, last `keep` frames."""
+    return traceback_lines_of(traceback.extract_tb(exc.__traceback__), keep)
+
+
+def traceback_lines_of(tb: list[traceback.FrameSummary], keep: int = 10) -> list[str]:
+    """`traceback_lines` of a traceback's frames."""
     lines = []
-    for f in traceback.extract_tb(exc.__traceback__):
+    for f in tb:
         path = short_path(f.filename)
         if path.startswith(_MACHINERY):
             continue

@@ -30,7 +30,7 @@ from playground.core.units import fmt_bytes
 from playground.hw import devices
 from playground.hw.census import weights_bytes
 from playground.lab import apart, scripts
-from playground.lab.capture import attempt, fix
+from playground.lab.capture import attempt, fix, frames_of, traceback_lines_of
 from playground.lab.outcome import ANY_MISMATCH, Outcome
 from playground.lab.result import BreakResult, TensorRow
 from playground.lab.target import KINDS, SIMULATED, Run, Target, for_scenario
@@ -206,8 +206,8 @@ def attempt_apart(sc: Scenario, r: BreakResult) -> None:
     done = apart.run_apart(sc.script.text("broken"))
     r.raised, r.error_type, r.error_bases = done.raised, done.error_type, done.error_bases
     r.error_message = (done.error_message or "")[:4000] if done.raised else None
-    r.traceback, r.broken_output = done.traceback, done.output
-    r.frame = done.traceback[-2].strip() if len(done.traceback) >= 2 else None
+    r.frame, r.raised_in = frames_of(done.frames)
+    r.traceback, r.broken_output = traceback_lines_of(done.frames), done.output
     r.notes.append(said("lab.apart", device=scripts.device(),
                         kernel="; ".join(done.kernel_lines[:2]) or said("lab.apart.no_kernel_line")))
 

@@ -34,8 +34,9 @@ def test_a_script_run_apart_reports_its_exception_its_output_and_the_kernels_ass
     assert done.output == "before the kernel"
     assert len(done.kernel_lines) == 1 and "Assertion `probability tensor" in done.kernel_lines[0]
     # the frames are the script's, named as the lab names a script; no temporary path of the server
-    assert done.traceback[0].startswith('  File "<broken script>", line ') and "/tmp" not in "".join(done.traceback)
-    assert any("sample()" in line for line in done.traceback)
+    assert [(f.filename, f.name, f.line) for f in done.frames] == [
+        ("<broken script>", "<module>", "sample()"),
+        ("<broken script>", "sample", 'raise AcceleratorError("CUDA error: device-side assert triggered")')]
 
 
 def test_a_script_that_runs_through_is_not_a_raise():
@@ -55,6 +56,10 @@ def test_on_a_device_type_it_names_the_broken_script_runs_apart_and_raises_what_
     assert (there.error_type, there.error_message) == (here.error_type, here.error_message)
     assert re.search(r"probability tensor contains", there.error_message)
     assert there.broken_output == here.broken_output and "overflowed to inf" in there.broken_output
+    # the frames as the in-process run names them: the script's line, no path of the server
+    assert (there.frame, there.raised_in) == (here.frame, here.raised_in)
+    assert there.traceback and there.traceback == here.traceback[-len(there.traceback):]  # less the lab's own frames
+    assert there.frame.startswith("<broken script>:") and "/tmp" not in "".join(there.traceback)
     assert any(n.key == "lab.apart" for n in there.notes) and not any(n.key == "lab.apart" for n in here.notes)
     note = next(n for n in there.notes if n.key == "lab.apart")
     assert "no assert line" in in_lang(note, "en")  # the CPU raises in Python: no kernel printed an assert
