@@ -23,13 +23,13 @@ from playground.hw.census import Census, census, resident_files
 
 # Each part by its name (its words: ledger.part.<name>). Another part is added here, by name, with its words.
 PARTS = ("runtime", "libraries", "cuda_context", "weights", "weights_mapped", "weights_copied", "kv_cache", "activations",
-         "others_mapped", "others_copied", "allocator_cache", "cublas_workspace", "unaccounted", "other_processes",
-         "driver_reserved", "free")
+         "others_mapped", "others_copied", "pinned_cache", "allocator_cache", "cublas_workspace", "unaccounted",
+         "other_processes", "driver_reserved", "free")
 # Each counter by its key (its words: ledger.counter.<key>): what reads the bytes.
 COUNTERS = (
     "rss", "rss_anon_idle", "smaps_files", "smaps", "storages", "cache_object", "vmhwm", "meminfo_free", "meminfo_others",
     "cuda_context", "cuda_allocator", "cuda_max_allocated", "mem_get_info", "nvml_process", "nvml_others",
-    "cublas_workspace", "nvml_reserved",
+    "cublas_workspace", "nvml_reserved", "cuda_host_allocator",
     "mps_allocator", "mps_recommended", "live_tensors", "pool_storages",
 )
 # scope: "process" parts sum, with `unaccounted`, to what the process holds on the device; "peak" rises above
@@ -329,6 +329,9 @@ def assemble(model: torch.nn.Module, *, runtime_anon: int | None, weights_estima
     held += list(extra)
     if files and files[2]:
         held.append(part("others_mapped", "cpu", files[2], "smaps"))
+    pinned = memory.pinned_host_bytes()
+    if pinned:  # in the RSS, outside the anonymous heap and the mapped files: the H200's "unaccounted" 291 MB
+        held.append(part("pinned_cache", "cpu", pinned, "cuda_host_allocator"))
     present = {p.device for p in held} | {"cpu"}
     out = list(held) + ram_parts(memory.rss_bytes() if rss is None else rss, held)
     for dev in sorted(d for d in present if d.startswith("cuda")):

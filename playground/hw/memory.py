@@ -352,3 +352,23 @@ def release_memory() -> None:
     trim_heap()  # glibc keeps freed heap pages mapped; malloc_trim hands them back to the OS
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
+        if torch.cuda.is_initialized():
+            # pinned host blocks stay cached by PyTorch's host allocator after their tensors are freed (a
+            # `pin_memory=True` copy's 256 MiB stayed in the server's RSS); this hands them back to the driver
+            empty = getattr(torch._C, "_accelerator_emptyHostCache", None) or getattr(torch._C, "_host_emptyCache", None)
+            if empty is not None:
+                empty()
+
+
+def pinned_host_bytes() -> int | None:
+    """Page-locked (pinned) host memory held by PyTorch's caching host allocator, in use or cached
+    (`torch.cuda.host_memory_stats()`'s "allocated_bytes.current"): a `pin_memory=True` tensor's block stays
+    cached after the tensor is freed. Part of the process's RSS but neither anonymous heap nor a mapped file:
+    the CUDA driver maps it. None without a CUDA context in this process (nothing pinned through CUDA)."""
+    stats = getattr(torch.cuda, "host_memory_stats", None)
+    if stats is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return None
+    try:
+        return int(stats().get("allocated_bytes.current", 0))
+    except RuntimeError:  # a torch without the host allocator's statistics
+        return None

@@ -208,6 +208,7 @@ def attempt_apart(sc: Scenario, r: BreakResult) -> None:
     r.error_message = (done.error_message or "")[:4000] if done.raised else None
     r.frame, r.raised_in = frames_of(done.frames)
     r.traceback, r.broken_output = traceback_lines_of(done.frames), done.output
+    r.device_lines = done.kernel_lines
     r.notes.append(said("lab.apart", device=scripts.device(),
                         kernel="; ".join(done.kernel_lines[:2]) or said("lab.apart.no_kernel_line")))
 

@@ -53,6 +53,7 @@ class BreakResult:
     broken_code: str = ""  # the complete script with the mistake (runs as written from the repository root)
     fix_code: str = ""  # the complete fixed script: its body is what the lab's fix ran
     broken_output: str = ""  # what the broken script printed before it raised (live runs)
+    device_lines: list[str] = field(default_factory=list)  # what the device printed: a kernel's failed assert
     real_gpu_message: str = ""  # simulated runs: the sentence a real GPU raises with the installed torch
     real_gpu_how: Said | None = None  # how real_gpu_message was built, from which library template
     waiting: int | None = None  # other visitors waiting for the lane when the run ended (the page's queue)
@@ -67,7 +68,7 @@ class BreakResult:
 
     def diagnose_text(self) -> str:
         """What a learner would paste into the diagnoser: the warnings and the error line."""
-        lines = list(self.warnings)
+        lines = list(self.warnings) + list(self.device_lines)  # a kernel's assert prints before the traceback
         if self.raised:
             lines += ["Traceback (most recent call last):", *self.traceback, f"{self.error_type}: {self.error_message}"]
         return "\n".join(lines)

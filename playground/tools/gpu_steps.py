@@ -15,7 +15,7 @@ import torch
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
 from playground.hw import bandwidth, devices, ledger, memory, pcie
 from playground.load import loader, migration, straight, synthetic
-from playground.tools import report, selfcheck
+from playground.tools import bench, report, selfcheck
 
 ONE_B = "synthetic/llama-1b"  # Llama 3.2 1B's shape, random weights: ~1.0B parameters with the bundled vocabulary
 NEW_TOKENS = 64  # the decode step's tokens, greedy
@@ -114,8 +114,6 @@ def decode_parity(device: str) -> dict:
     `.to`, `generate()`) against the playground's own path (the pool's load and generation, everything on), one
     warm-up a side then alternating runs of NEW_TOKENS greedy tokens (`bench.run_case`): whether a slow decode on
     this GPU is Transformers' own or the playground's."""
-    from playground.tools import bench  # deferred: the bench's imports are only this step's
-
     case = bench.run_case(ONE_B, device, "bfloat16", runs=3, warmup=1, n=NEW_TOKENS, with_control=False)
     return {k: case[k] for k in ("model", "device", "dtype", "runs", "warmup", "max_new_tokens", "same_token_count",
                                  "medians", "ratios", "info", "runs_detail")}

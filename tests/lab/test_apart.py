@@ -13,11 +13,13 @@ from playground.core.i18n import in_lang
 from playground.lab import apart, harness
 from playground.lab.scenarios import dtype_values
 
-STAND_IN = """
+# the line the H200 printed for fp16-overflow's multinomial (logs/break_it.log of docs/gpu.md's run)
+KERNEL_LINE = ("/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:109: _assert_async_cuda_kernel: block: [0,0,0], "
+               "thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.")
+STAND_IN = f"""
 import sys
 print("before the kernel")
-print("/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:109: _assert_async_cuda_kernel: block: [0,0,0], "
-      "thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.")
+print({KERNEL_LINE!r})
 class AcceleratorError(RuntimeError):
     pass
 def sample():
@@ -66,3 +68,17 @@ def test_on_a_device_type_it_names_the_broken_script_runs_apart_and_raises_what_
     # the tensors and the overflow count come from the fix's float16 logits: the same numbers as in-process
     assert there.measured == here.measured and there.measured["scores_inf"] > 0
     assert there.fix_ok and here.fix_ok
+
+
+def test_a_kernels_assert_line_reaches_the_diagnoser_before_the_generic_device_side_assert():
+    """On the H200 the diagnoser read only "CUDA error: device-side assert triggered" from fp16-overflow's result and
+    named the generic family; the kernel's own line, printed before the traceback, names the overflow."""
+    from playground.core.i18n import said
+    from playground.lab.diagnose import diagnose
+    from playground.lab.result import BreakResult
+
+    r = BreakResult(scenario="fp16-overflow", number=31, title=said("scenario.fp16-overflow.title"), raised=True,
+                    error_type="AcceleratorError", error_message="CUDA error: device-side assert triggered",
+                    device_lines=[KERNEL_LINE])
+    assert "Assertion `probability tensor" in r.diagnose_text()
+    assert diagnose(r.diagnose_text()).ids()[0] == "fp16-overflow"

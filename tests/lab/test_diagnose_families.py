@@ -139,6 +139,12 @@ DTYPE_FAMILIES = [
     ("overflow", "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0", "fp16-overflow"),
     # https://github.com/HUANGLIZI/VisionUnite/issues/1 (the wording without backticks, as pasted there)
     ("overflow", "RuntimeError: probability tensor contains either inf, nan or element < 0", "fp16-overflow"),
+    # https://github.com/zai-org/GLM-4/issues/637: on a GPU the check is a kernel's assert, its line printed before the
+    # traceback, which ends in the generic device-side assert (as the lab's fp16-overflow raised on an H200)
+    ("overflow", "../aten/src/ATen/native/cuda/TensorCompare.cu:110: _assert_async_cuda_kernel: block: [0,0,0], "
+                 "thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.\n"
+                 "Traceback (most recent call last):\n  File \"inference.py\", line 140, in main\n"
+                 "RuntimeError: CUDA error: device-side assert triggered", "fp16-overflow"),
     # -- NumPy dtypes
     # https://github.com/pytorch/pytorch/issues/110285
     ("numpy dtype", "TypeError: Got unsupported ScalarType BFloat16", "bf16-numpy"),

@@ -14,7 +14,10 @@ CJK = r"[\u4e00-\u9fff]"
 
 
 def entities_in_code(md: str) -> list[str]:
-    """HTML entities inside Markdown code spans: Markdown shows them as typed (`&#x27;`), never as the character."""
+    """HTML entities inside Markdown code spans: Markdown shows them as typed (`&#x27;`), never as the character.
+    A <pre> block is raw HTML, not Markdown: a backtick inside it (CUDA's "Search for `cudaErrorAssert' in") opens
+    no code span, so the blocks are left out first."""
+    md = re.sub(r"<pre>.*?</pre>", "", md, flags=re.S)
     return [m.group(2) for m in CODE_SPAN.finditer(md) if re.search(r"&(#x?[0-9a-fA-F]+|[a-z]+);", m.group(2))]
 
 

@@ -144,10 +144,13 @@ def test_greedy_tokens_on_a_gpu_equal_the_cpus(device, pool, figures):
     also run through both devices in one forward; their largest logit difference must be within the dtype's
     tolerance, and a differing token is accepted only where the CPU's choice led by less than twice that
     difference (a near-tie); after it the contexts differ, so later tokens are not compared."""
+    def forward(model, device, seq: list[int]) -> torch.Tensor:
+        with torch.inference_mode():  # thread-local: entered in the thread that runs the model
+            return model(input_ids=torch.tensor([seq], device=device)).logits[0].float().cpu()
+
     def logits_of(seq: list[int]) -> torch.Tensor:
-        with pool.held() as lm, torch.inference_mode():
-            x = torch.tensor([seq], device=lm.device)
-            return threads.run(lambda: lm.model(input_ids=x).logits[0].float().cpu())
+        with pool.held() as lm:
+            return threads.run(forward, lm.model, lm.device, seq)
 
     saved = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = False  # TF32 would round float32 matmuls to 10-bit mantissas

@@ -57,6 +57,8 @@ TEXT: dict[str, W] = {
                                    "其他模型映射的检查点（池中其他访客的，以及实验室自己的那份自带模型：为“搞坏它”和事实核查加载一次后保留）"),
     "ledger.part.others_copied": W("other models' weights, copied (other visitors', in the pool)",
                                    "其他模型复制到内存的权重（池中其他访客的）"),
+    "ledger.part.pinned_cache": W("pinned host memory, cached by PyTorch after a `pin_memory=True` copy",
+                                  "锁页（pinned）主机内存：`pin_memory=True` 的拷贝之后由 PyTorch 缓存"),
     "ledger.part.allocator_cache": W("allocator cache (reserved, not allocated)", "分配器缓存（已保留、未分配）"),
     "ledger.part.unaccounted": W("unaccounted: what no part explains", "未解释：没有哪一部分能解释的"),
     "ledger.part.other_processes": W("other processes", "其他进程"),
@@ -76,6 +78,7 @@ TEXT: dict[str, W] = {
     "ledger.short.activations": W("activation peak", "激活峰值"),
     "ledger.short.others_mapped": W("others' mapped", "其他模型（映射）"),
     "ledger.short.others_copied": W("others' copied", "其他模型（复制）"),
+    "ledger.short.pinned_cache": W("pinned host memory", "锁页主机内存"),
     "ledger.short.allocator_cache": W("allocator cache", "分配器缓存"),
     "ledger.short.unaccounted": W("unaccounted", "未解释"),
     "ledger.short.other_processes": W("other processes", "其他进程"),
@@ -108,6 +111,10 @@ TEXT: dict[str, W] = {
     "ledger.counter.nvml_process": W("NVML's per-process figure for this process, less the parts above",
                                      "NVML 里本进程的用量，减去上面各部分"),
     "ledger.counter.nvml_others": W("NVML's device-wide used less this process's", "NVML 整个设备的用量减去本进程的"),
+    "ledger.counter.cuda_host_allocator": W("`torch.cuda.host_memory_stats()`: the pinned blocks PyTorch's host "
+                                            "allocator holds, in use or cached",
+                                            "`torch.cuda.host_memory_stats()`：PyTorch 主机分配器持有的锁页内存块"
+                                            "（正在使用的和缓存的）"),
     "ledger.counter.cublas_workspace": W("`torch.cuda.memory_allocated()` growth across a first matmul, results freed "
                                          "(read with the CUDA context)",
                                          "第一次矩阵乘法前后 `torch.cuda.memory_allocated()` 的增长，结果已释放"
