@@ -190,11 +190,14 @@ class Lab:
 def attempt_script(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
     """Run the broken script's own text here (a live mistake); its globals come back, for the tensor table.
     On a device type in `sc.apart_on` it runs as written in a process of its own instead (no globals come back)."""
-    if torch.device(scripts.device()).type in sc.apart_on:
+    names = lab.names(**more)
+    if not sc.needs_gpu:  # where its script ran: the script's own `device` (a GPU scenario's target says it)
+        r.device = devices.name(names["device"])
+    if torch.device(names["device"]).type in sc.apart_on:
         attempt_apart(sc, r)
         return {}
     out: list[str] = []
-    ns = scripts.namespace(lab.names(**more), out)
+    ns = scripts.namespace(names, out)
     attempt(r, lambda: scripts.run(sc.script.in_process("broken"), ns, "<broken script>"))
     r.broken_output = "".join(out).strip()
     return ns

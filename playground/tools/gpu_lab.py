@@ -29,7 +29,7 @@ def break_it(device: str) -> dict:
         expected = sc.expected(on.kind)
         problems = expected.problems(r.raised, r.error_type, r.error_bases, r.error_message, r.warnings) if expected else []
         rows.append(dict(id=sid, ran_on=r.device, simulated=r.simulated, raised=r.raised,
-                         raised_for_real=bool(r.raised and not r.simulated and sc.needs_gpu), error_type=r.error_type,
+                         raised_for_real=bool(r.raised and not r.simulated and r.device.startswith("cuda")), error_type=r.error_type,
                          message=(r.error_message or "").splitlines()[0][:300] if r.error_message else None,
                          warnings=len(r.warnings), cannot_run=as_text(r.cannot_run), as_expected=not problems,
                          problems=problems, fix_ok=r.fix_ok, notes=[n.text("en") for n in r.notes],
