@@ -9,6 +9,7 @@ See docs/hardware.md.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import platform
 import re
@@ -298,6 +299,18 @@ def name(device: torch.device | str) -> str:
         return str(device)
     d = torch.device(device)
     return f"cuda:{d.index or 0}" if d.type == "cuda" else d.type
+
+
+@contextlib.contextmanager
+def without_cudnn_attention():
+    """Scaled dot-product attention without cuDNN's backend while the block runs (PyTorch prefers it on Hopper for
+    float16 and bfloat16; its execution graph is built per sequence length). Process-wide, restored after."""
+    was = torch.backends.cuda.cudnn_sdp_enabled()
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    try:
+        yield
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(was)
 
 
 def torch_device_of(model: torch.nn.Module) -> torch.device:

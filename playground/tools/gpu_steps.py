@@ -15,7 +15,7 @@ import torch
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
 from playground.hw import bandwidth, devices, ledger, memory, pcie
 from playground.load import loader, migration, straight, synthetic
-from playground.tools import bench, report, selfcheck
+from playground.tools import bench, bench_sides, report, selfcheck
 
 ONE_B = "synthetic/llama-1b"  # Llama 3.2 1B's shape, random weights: ~1.0B parameters with the bundled vocabulary
 NEW_TOKENS = 64  # the decode step's tokens, greedy
@@ -115,8 +115,15 @@ def decode_parity(device: str) -> dict:
     warm-up a side then alternating runs of NEW_TOKENS greedy tokens (`bench.run_case`): whether a slow decode on
     this GPU is Transformers' own or the playground's."""
     case = bench.run_case(ONE_B, device, "bfloat16", runs=3, warmup=1, n=NEW_TOKENS, with_control=False)
-    return {k: case[k] for k in ("model", "device", "dtype", "runs", "warmup", "max_new_tokens", "same_token_count",
-                                 "medians", "ratios", "info", "runs_detail")}
+    out = {k: case[k] for k in ("model", "device", "dtype", "runs", "warmup", "max_new_tokens", "same_token_count",
+                                "medians", "ratios", "info", "runs_detail")}
+    # the H200's bfloat16 decode ran at a tenth of float32's: bare generate() again with cuDNN's attention off
+    path = str(synthetic.ensure(ONE_B))
+    with devices.without_cudnn_attention():
+        runs = [bench_sides.bare_run(path, device, "bfloat16", bench.PROMPT, NEW_TOKENS) for _ in range(3)][1:]
+    out["bare_without_cudnn_attention"] = [{k: r[k] for k in ("ttft_seconds", "new_tokens", "decode_seconds",
+                                                             "tokens_per_second")} for r in runs]
+    return out
 
 
 def _nvml_version() -> int | None:

@@ -56,7 +56,7 @@ STEPS = (
     Step("h2d", 40, False, "h2d"),
     Step("straight_vs_move", 90, True, "straight_vs_move"),
     Step("ledger_decode", 90, True, "ledger_decode"),
-    Step("decode_parity", 90, False, "decode_parity"),  # the bench's parity case on the GPU: bare against the page
+    Step("decode_parity", 120, False, "decode_parity"),  # the bench's parity case on the GPU: bare against the page
     Step("break_it", 120, False, "break_it"),
     Step("placement", 60, True, "placement"),
     Step("selfcheck", 300, True, "run_selfcheck"),

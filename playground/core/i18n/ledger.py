@@ -52,9 +52,10 @@ TEXT: dict[str, W] = {
     "ledger.part.weights_copied": W("weights, copied into memory PyTorch allocated", "权重，复制到 PyTorch 分配的内存里"),
     "ledger.part.kv_cache": W("KV cache", "KV 缓存"),
     "ledger.part.activations": W("activation peak (prefill)", "激活峰值（预填充）"),
-    "ledger.part.others_mapped": W("other models' checkpoints, mapped (other visitors' in the pool, and the lab's own "
-                                   "copy of the bundled model, kept once loaded for Break it and the Fact-check)",
-                                   "其他模型映射的检查点（池中其他访客的，以及实验室自己的那份自带模型：为“搞坏它”和事实核查加载一次后保留）"),
+    "ledger.part.others_mapped": W("other models' checkpoints, mapped (other visitors' in the pool; the lab's copy of "
+                                   "the bundled model, kept for Break it and the Fact-check)",
+                                   "其他模型映射的检查点（池中其他访客的；实验室的自带模型副本，"
+                                   "留给“搞坏它”、事实核查）"),
     "ledger.part.others_copied": W("other models' weights, copied (other visitors', in the pool)",
                                    "其他模型复制到内存的权重（池中其他访客的）"),
     "ledger.part.pinned_cache": W("pinned host memory, cached by PyTorch after a `pin_memory=True` copy",
