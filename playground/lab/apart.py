@@ -6,9 +6,10 @@ element < 0", an index out of range) cannot raise a Python exception: it stops, 
 raises "CUDA error: device-side assert triggered". From then on the process's CUDA context is unusable:
 every later CUDA call raises the same error, until the process ends. Run in the server (or a test
 session) such a mistake would break every visitor's GPU work after it; run here, in a child, it breaks
-only the child. `run_apart(script, device)` runs the complete script with `python` from the repository
-root, and returns what it raised (type, base classes, message), what it printed, and the lines the
-kernel printed for its assert (device-side `printf` output, on the child's stdout).
+only the child. `run_apart(script)` runs the complete script with `python` from the repository root
+(the script picks its own device), and returns what it raised (type, base classes, message, frames),
+what it printed, and the lines the kernel printed for its assert (device-side `printf` output, on the
+child's stdout).
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ class Apart:
     # the script's own file named as the lab names a script it runs in-process (no server path is shown)
     kernel_lines: list[str] = field(default_factory=list)  # the device's own assert lines
     exit_status: int | None = None
-    seconds_limit: float = TIMEOUT_SECONDS
 
 
 def run_apart(script: str, timeout: float = TIMEOUT_SECONDS) -> Apart:
@@ -75,7 +75,7 @@ def run_apart(script: str, timeout: float = TIMEOUT_SECONDS) -> Apart:
                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
         except subprocess.TimeoutExpired:
             return Apart(raised=True, error_type="TimeoutExpired",
-                         error_message=f"the script did not finish in {timeout:.0f} s", seconds_limit=timeout)
+                         error_message=f"the script did not finish in {timeout:.0f} s")
         raised = json.loads(report.read_text()) if report.exists() else None
     lines = done.stdout.splitlines()
     kernel = [ln.strip() for ln in lines + done.stderr.splitlines() if KERNEL_MARK in ln]
