@@ -207,6 +207,9 @@ def attempt_apart(sc: Scenario, r: BreakResult) -> None:
     """The broken script, complete, run with `python` in a process of its own: what it raised and printed,
     and the lines its device's kernel printed for a device-side assert."""
     done = apart.run_apart(sc.script.text("broken"))
+    if done.timed_out:
+        r.cannot_run = said("lab.apart.timeout", seconds=apart.TIMEOUT_SECONDS)
+        return
     r.raised, r.error_type, r.error_bases = done.raised, done.error_type, done.error_bases
     r.error_message = (done.error_message or "")[:4000] if done.raised else None
     r.frame, r.raised_in = frames_of(done.frames)

@@ -41,6 +41,11 @@ def test_a_script_run_apart_reports_its_exception_its_output_and_the_kernels_ass
         ("<broken script>", "sample", 'raise AcceleratorError("CUDA error: device-side assert triggered")')]
 
 
+def test_a_script_that_does_not_finish_is_stopped_and_not_taken_for_a_raise():
+    done = apart.run_apart("import time\ntime.sleep(30)\n", timeout=2)
+    assert done.timed_out and not done.raised and done.error_type is None
+
+
 def test_a_script_that_runs_through_is_not_a_raise():
     done = apart.run_apart('print("fine")\n', timeout=60)
     assert (done.raised, done.output, done.exit_status, done.kernel_lines) == (False, "fine", 0, [])

@@ -157,6 +157,9 @@ TEXT: dict[str, W] = {
         "（device-side assert），此后这个进程里的每一次 CUDA 调用都会失败，直到进程结束"
         "（若在服务器进程里运行，之后所有的 GPU 运行都会出错）。内核打印的内容：{kernel}",
     ),
+    "lab.apart.timeout": W("The broken script, run in a process of its own, did not finish in {seconds} s and was "
+                           "stopped: nothing it raised can be shown.",
+                           "在单独进程里运行的出错脚本 {seconds} 秒内没有结束，已被停止：无法显示它抛出的错误。"),
     "lab.apart.no_kernel_line": W("no assert line (the script raised before any kernel ran)",
                                   "没有断言行（脚本在任何内核运行之前就报错了）"),
     "sim.big_model": W(
