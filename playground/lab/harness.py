@@ -194,7 +194,7 @@ def attempt_script(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
     if not sc.needs_gpu:  # where its script ran: the script's own `device` (a GPU scenario's target says it)
         r.device = devices.name(names["device"])
     if torch.device(names["device"]).type in sc.apart_on:
-        attempt_apart(sc, r)
+        attempt_apart(sc, r, names["device"])
         return {}
     out: list[str] = []
     ns = scripts.namespace(names, out)
@@ -203,9 +203,9 @@ def attempt_script(lab: Lab, sc: Scenario, r: BreakResult, **more) -> dict:
     return ns
 
 
-def attempt_apart(sc: Scenario, r: BreakResult) -> None:
-    """The broken script, complete, run with `python` in a process of its own: what it raised and printed,
-    and the lines its device's kernel printed for a device-side assert."""
+def attempt_apart(sc: Scenario, r: BreakResult, device: str) -> None:
+    """The broken script, complete, run with `python` in a process of its own (it picks `device` itself): what
+    it raised and printed, and the lines its device's kernel printed for a device-side assert."""
     done = apart.run_apart(sc.script.text("broken"))
     if done.timed_out:
         r.cannot_run = said("lab.apart.timeout", seconds=apart.TIMEOUT_SECONDS)
@@ -215,7 +215,7 @@ def attempt_apart(sc: Scenario, r: BreakResult) -> None:
     r.frame, r.raised_in = frames_of(done.frames)
     r.traceback, r.broken_output = traceback_lines_of(done.frames), done.output
     r.device_lines = done.kernel_lines
-    r.notes.append(said("lab.apart", device=scripts.device(),
+    r.notes.append(said("lab.apart", device=device,
                         kernel="; ".join(done.kernel_lines[:2]) or said("lab.apart.no_kernel_line")))
 
 

@@ -139,12 +139,13 @@ TEXT: dict[str, W] = {
         "{size} MB from pageable memory at the {rate} GB/s measured here predicts {predicted} ms; `.to('{device}')` "
         "took {measured} ms. The other {extra} ms ({per} µs for each of {tensors} tensors) is not explained by that "
         "rate: `.to()` also allocates each tensor on the device and makes one copy call per tensor, and a pageable "
-        "copy's rate varies with its size; this measurement does not split them. The tutorials' {tutorial} ms assumes "
-        "16 GB/s; their \"0.5-2 s in practice\" is not a copy time either: a process's first CUDA call also "
-        "creates its CUDA context, which `python -m playground selfcheck` times apart.",
+        "copy's rate varies with its size; this measurement does not split them. The tutorials' {tutorial} ms "
+        "assumes 16 GB/s; their \"0.5-2 s in practice\" is not a copy time either: a process's first CUDA call "
+        "also creates its CUDA context, which `python -m playground selfcheck` times apart.",
         "{size} MB 从可分页内存以这里实测的 {rate} GB/s 传输，预测为 {predicted} 毫秒；`.to('{device}')` 实际用了 "
         "{measured} 毫秒。多出的 {extra} 毫秒（{tensors} 个张量，每个 {per} 微秒）不能用这个速率解释："
-        "`.to()` 还要为每个张量在设备上分配内存、逐个张量发起拷贝，可分页拷贝的速率也随大小变化；这次测量没有把它们分开。教程的 {tutorial} 毫秒假定了 16 GB/s；它们说的“实际 0.5-2 秒”也不是拷贝时间："
+        "`.to()` 还要为每个张量在设备上分配内存、逐个张量发起拷贝，可分页拷贝的速率也随大小变化；这次测量没有把它们分开。"
+        "教程的 {tutorial} 毫秒假定了 16 GB/s；它们说的“实际 0.5-2 秒”也不是拷贝时间："
         "进程里第一次调用 CUDA 还要创建 CUDA 上下文，`python -m playground selfcheck` 会单独计时这一步。",
     ),
     "gap.cuda_mapped": W(
@@ -153,9 +154,9 @@ TEXT: dict[str, W] = {
         "still memory-mapped from the checkpoint (a load in the checkpoint's own dtype copies nothing): the copy read "
         "them through page faults, from the disk for pages not in the page cache. The other {extra} ms ({per} µs "
         "for each of {tensors} tensors) holds those faults, allocating each tensor on the device and one copy call "
-        "per tensor; this measurement does not split them. The tutorials' {tutorial} ms assumes 16 GB/s; their \"0.5-2 s in practice\" is not a copy time "
-        "either: a process's first CUDA call also creates its CUDA context, which `python -m playground selfcheck` "
-        "times apart.",
+        "per tensor; this measurement does not split them. The tutorials' {tutorial} ms assumes 16 GB/s; their "
+        "\"0.5-2 s in practice\" is not a copy time either: a process's first CUDA call also creates its CUDA "
+        "context, which `python -m playground selfcheck` times apart.",
         "{size} MB 从可分页内存以这里实测的 {rate} GB/s 传输，预测为 {predicted} 毫秒；`.to('{device}')` 实际用了 "
         "{measured} 毫秒。这个速率是在已经驻留内存的数据上测的，而这些权重中有 {mapped} MB 当时仍是从检查点文件内存映射的"
         "（按检查点自身的数据类型加载时不做任何复制）：拷贝要通过缺页中断读取它们，不在页缓存里的页还要从磁盘读。"
