@@ -58,9 +58,9 @@ ALLOWED_PATTERNS = [
 # Every visible text node of the page, outside code, inputs, the JSON viewer and Gradio's own footer.
 VISIBLE_TEXT = """() => {
   // code and inputs; a module's class (Inspect's <sub>); the download list's file names; Gradio's own
-  // footer, toasts and progress overlay
+  // footer, toasts, progress overlay and its screen-reader announcer ("In queue: 1 of 2", in the browser's locale)
   const skip = 'code, pre, textarea, input, .cm-editor, [data-testid=json], .json-holder, footer, .toast-wrap, '
-             + 'sub, #cmp-files table, [data-testid=status-tracker]';
+             + 'sub, #cmp-files table, [data-testid=status-tracker], .sr-only[role=status]';
   const out = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walk.nextNode()) {
@@ -74,7 +74,8 @@ VISIBLE_TEXT = """() => {
 }"""
 
 # Words split across two lines inside table cells, headings, labels and buttons: each word (a run of
-# characters between spaces and punctuation) must lie on one line.
+# characters between spaces and punctuation, Chinese quotation marks included: a line may end before “) must lie
+# on one line.
 BROKEN_WORDS = """() => {
   const out = [];
   const cells = document.querySelectorAll('th, td, h1, h2, h3, label span, button');
@@ -83,7 +84,7 @@ BROKEN_WORDS = """() => {
     const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     while (walk.nextNode()) {
       const n = walk.currentNode, text = n.textContent;
-      const re = /[^\\s,.;:()（）：，。、；–\\-/|·→=+×÷'"`\\[\\]{}]+/g;
+      const re = /[^\\s,.;:()（）：，。、；–\\-/|·→=+×÷'"`\\[\\]{}“”‘’「」《》]+/g;
       let m;
       while ((m = re.exec(text))) {
         if (m[0].length < 2) continue;
