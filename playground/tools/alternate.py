@@ -19,10 +19,14 @@ from typing import Callable, TypeVar
 T = TypeVar("T")
 
 
+QUIET_SPREAD = 1.2  # the probe's slow readings (90th percentile) within 1.2x of its fast ones (10th): a quiet machine
+
+
 def alternate(sides: dict[str, Callable[[], T]], runs: int, warmup: int = 1, settle: float = 0.0,
-              log: Callable[[str, int, T], None] | None = None) -> dict[str, list[T]]:
+              log: Callable[[str, int, T], None] | None = None,
+              speeds: list[float] | None = None) -> dict[str, list[T]]:
     """Each side's timed results, in the order they ran (see the module docstring). `log(side, round, result)`
-    hears each timed run as it ends."""
+    hears each timed run as it ends; `speeds`, when given, gets a `speed_probe()` reading before each timed run."""
     names = list(sides)
     for _ in range(warmup):
         for name in names:
@@ -32,6 +36,8 @@ def alternate(sides: dict[str, Callable[[], T]], runs: int, warmup: int = 1, set
     for i in range(runs):
         for name in (names if i % 2 == 0 else names[::-1]):
             time.sleep(settle)
+            if speeds is not None:
+                speeds.append(speed_probe())
             result = sides[name]()
             timed[name].append(result)
             if log is not None:
@@ -63,3 +69,25 @@ def paired(a: list[float | None], b: list[float | None]) -> float | None:
     """The median of a[i] / b[i] over the rounds where both measured something."""
     ratios = [x / y for x, y in zip(a, b) if x and y]
     return statistics.median(ratios) if ratios else None
+
+
+def speed_probe(n: int = 200_000) -> float:
+    """Seconds a fixed pure-Python loop takes now (~7 ms here at full speed). The same work each time: what moves
+    it is the machine, not the code: a host that lends this VM's cores elsewhere or changes their clock slows every
+    figure measured with it (this 2-core machine was seen switching between 35 and 63 ms for minutes at a time)."""
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i
+    return time.perf_counter() - t0
+
+
+def steadiness(speeds: list[float]) -> dict | None:
+    """How much the probe moved: fastest, median and slowest reading, `spread` (the 90th percentile over the 10th,
+    which one interrupted reading does not move) and `quiet` (spread within QUIET_SPREAD). None with fewer than 5."""
+    if len(speeds) < 5:
+        return None
+    deciles = statistics.quantiles(speeds, n=10, method="inclusive")
+    spread = deciles[-1] / deciles[0]
+    return dict(readings=len(speeds), fastest=min(speeds), median=statistics.median(speeds), slowest=max(speeds),
+                spread=spread, quiet=spread <= QUIET_SPREAD)

@@ -32,7 +32,7 @@ from playground.core.paths import REPO
 from playground.hw import devices
 from playground.load import catalog, synthetic
 from playground.tools import bench_compare, bench_engines, bench_page, console, report, server
-from playground.tools.alternate import alternate, medians, paired, resolution
+from playground.tools.alternate import QUIET_SPREAD, alternate, medians, paired, resolution, steadiness
 from playground.tools.bench_sides import bare_run, plain_script, playground_run
 
 PROMPT = ("ROMEO:\nBut, soft! what light through yonder window breaks?\n"
@@ -111,7 +111,8 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
             f"{r['tokens_per_second'] or 0:.1f} tok/s ({r['new_tokens']} tokens), "
             f"peak RSS +{r['peak_rss_growth'] / 2**20:.1f} MiB")
 
-    timed = alternate(sides, runs, warmup, log=said)
+    speeds: list[float] = []  # the machine's own speed, read before each timed run
+    timed = alternate(sides, runs, warmup, log=said, speeds=speeds)
     med = {side: medians(rs, MEDIAN_KEYS) for side, rs in timed.items()}
     control = {}
     if with_control:
@@ -163,7 +164,7 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
     same_tokens = all(r["new_tokens"] == timed["bare"][0]["new_tokens"] for r in timed["bare"] + timed["playground"])
     return dict(model=model, device=device, dtype=dtype, runs=runs, warmup=warmup, max_new_tokens=n,
                 same_token_count=same_tokens, loadavg_before=load_before, loadavg_after=os.getloadavg(), medians=med,
-                control=control, ratios=ratios, info=info,
+                control=control, ratios=ratios, info=info, speed_probes=speeds, machine_speed=steadiness(speeds),
                 runs_detail={s: [{k: v for k, v in r.items() if k not in ("token_ids", "text")} for r in rs]
                              for s, rs in timed.items()})
 
@@ -244,6 +245,8 @@ def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_t
                   ratio=_ratio("cold_start_ratio", None))
     out["cold_start"] = cs
     out["ratios"]["cold_start"] = {"cold_start_ratio": cs["ratio"]}
+    # whether the machine kept one speed while the cases were timed: the targets hold "on a quiet machine"
+    out["machine_speed"] = steadiness([x for case in out["cases"].values() for x in case["speed_probes"]])
     if with_engines if with_engines is not None else not quick:
         out["engines"] = bench_engines.run(5, 64, log, profile)
     if quick:
@@ -323,7 +326,15 @@ def table(result: dict) -> str:
                      f"{_fmt(m['app_to_http_200_seconds'], 's'):>11} {_fmt(r['value'], 'ratio'):>11} {r['target']:>9}  {met}")
     else:
         lines.append(f"{'cold start':<34} {cs.get('skipped', '')}")
+    speed = result.get("machine_speed")
+    if speed:
+        lines.append(f"machine speed: a fixed Python loop took {_fmt(speed['fastest'], 'ms')} to {_fmt(speed['slowest'], 'ms')}"
+                     f" (median {_fmt(speed['median'], 'ms')}) before the {speed['readings']} timed runs; slow over fast "
+                     f"(90th/10th percentile) {speed['spread']:.2f}x: " + ("quiet" if speed["quiet"] else "NOT QUIET")
+                     + f" (a quiet machine stays within {QUIET_SPREAD}x)")
     verdict = result.get("verdict") or f"all targets met: {result['all_met']}"
+    if speed and not speed["quiet"]:
+        verdict += f" (not on a quiet machine: its own speed moved {speed['spread']:.2f}x while the runs were timed)"
     if result.get("unresolved"):
         verdict += (f" ({len(result['unresolved'])} not resolvable by these runs on this machine: "
                     + "; ".join(result["unresolved"]) + ")")

@@ -164,3 +164,27 @@ def test_bench_compare_runs_one_repeat_and_counts_contradictions():
     proc = _bench("compare", "--repeats", "1", "--tokens", "4", "--runs", "1")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("repeat 1: ") and "contradictions" in proc.stdout
+
+
+def test_the_machine_speed_is_read_before_each_timed_run_and_said_when_it_moved():
+    """The targets hold on a quiet machine: a fixed loop timed before every run says whether the machine kept one
+    speed. This 2-core VM was seen switching between ~7 and ~13 ms for that loop within a second, idle."""
+    from playground.tools.alternate import alternate, steadiness
+
+    speeds: list[float] = []
+    timed = alternate({"a": lambda: 1, "b": lambda: 2}, runs=3, warmup=1, speeds=speeds)
+    assert timed == {"a": [1, 1, 1], "b": [2, 2, 2]} and len(speeds) == 6 and all(x > 0 for x in speeds)
+    assert steadiness(speeds[:4]) is None  # too few to say
+    steady = steadiness([0.0071, 0.0073, 0.0072, 0.0070, 0.0074, 0.0072] * 3 + [0.0120])  # one interrupted reading
+    assert steady["quiet"] is True and steady["spread"] < 1.2 and steady["slowest"] == 0.0120
+    two_speeds = steadiness([0.0073, 0.0135, 0.0132, 0.0075, 0.0131, 0.0074, 0.0136, 0.0133])
+    assert two_speeds["quiet"] is False and two_speeds["spread"] > 1.7
+    result = dict(cases={}, cold_start=dict(ratio=dict(met=None), skipped="not run"), settings=dict(runs=3, max_new_tokens=8),
+                  machine=dict(cpu="x", cores=2, versions=dict(torch="t")), all_met=False, seconds=1.0,
+                  machine_speed=two_speeds)
+    lines = bench.table(result).splitlines()
+    assert "NOT QUIET" in lines[-2] and "7.3 ms to 13.6 ms" in lines[-2]
+    assert "not on a quiet machine" in lines[-1]
+    result["machine_speed"] = steady
+    lines = bench.table(result).splitlines()
+    assert lines[-2].endswith("quiet (a quiet machine stays within 1.2x)") and "quiet machine:" not in lines[-1]
