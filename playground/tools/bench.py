@@ -333,11 +333,14 @@ def table(result: dict) -> str:
                      f"(90th/10th percentile) {speed['spread']:.2f}x: " + ("quiet" if speed["quiet"] else "NOT QUIET")
                      + f" (a quiet machine stays within {QUIET_SPREAD}x)")
     verdict = result.get("verdict") or f"all targets met: {result['all_met']}"
+    said = []
     if speed and not speed["quiet"]:
-        verdict += f" (not on a quiet machine: its own speed moved {speed['spread']:.2f}x while the runs were timed)"
+        said.append(f"not on a quiet machine: its own speed moved {speed['spread']:.2f}x while the runs were timed")
     if result.get("unresolved"):
-        verdict += (f" ({len(result['unresolved'])} not resolvable by these runs on this machine: "
-                    + "; ".join(result["unresolved"]) + ")")
+        said.append(f"{len(result['unresolved'])} not resolvable by these runs on this machine: "
+                    + "; ".join(result["unresolved"]))
+    if said:
+        verdict += " (" + "; ".join(said) + ")"
     lines.append(f"{verdict} · {result['machine']['cpu']}, {result['machine']['cores']} cores, "
                  f"torch {result['machine']['versions']['torch']} · {result['settings']['runs']} runs per side, "
                  f"{result['settings']['max_new_tokens']} new tokens · {result['seconds']:.0f} s")
