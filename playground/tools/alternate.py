@@ -74,7 +74,8 @@ def paired(a: list[float | None], b: list[float | None]) -> float | None:
 def speed_probe(n: int = 200_000) -> float:
     """Seconds a fixed pure-Python loop takes now (~7 ms here at full speed). The same work each time: what moves
     it is the machine, not the code: a host that lends this VM's cores elsewhere or changes their clock slows every
-    figure measured with it (this 2-core machine was seen switching between 35 and 63 ms for minutes at a time)."""
+    figure measured with it (this 2-core machine was seen switching between ~7 and ~13 ms for it, idle, for seconds
+    to minutes at a time)."""
     t0 = time.perf_counter()
     x = 0
     for i in range(n):

@@ -328,9 +328,10 @@ def table(result: dict) -> str:
         lines.append(f"{'cold start':<34} {cs.get('skipped', '')}")
     speed = result.get("machine_speed")
     if speed:
-        lines.append(f"machine speed: a fixed Python loop took {_fmt(speed['fastest'], 'ms')} to {_fmt(speed['slowest'], 'ms')}"
-                     f" (median {_fmt(speed['median'], 'ms')}) before the {speed['readings']} timed runs; slow over fast "
-                     f"(90th/10th percentile) {speed['spread']:.2f}x: " + ("quiet" if speed["quiet"] else "NOT QUIET")
+        lines.append(f"machine speed: a fixed Python loop took {_fmt(speed['fastest'], 'ms')} to "
+                     f"{_fmt(speed['slowest'], 'ms')} (median {_fmt(speed['median'], 'ms')}) before the "
+                     f"{speed['readings']} timed runs; slow over fast (90th/10th percentile) {speed['spread']:.2f}x: "
+                     + ("quiet" if speed["quiet"] else "NOT QUIET")
                      + f" (a quiet machine stays within {QUIET_SPREAD}x)")
     verdict = result.get("verdict") or f"all targets met: {result['all_met']}"
     said = []

@@ -179,9 +179,9 @@ def test_the_machine_speed_is_read_before_each_timed_run_and_said_when_it_moved(
     assert steady["quiet"] is True and steady["spread"] < 1.2 and steady["slowest"] == 0.0120
     two_speeds = steadiness([0.0073, 0.0135, 0.0132, 0.0075, 0.0131, 0.0074, 0.0136, 0.0133])
     assert two_speeds["quiet"] is False and two_speeds["spread"] > 1.7
-    result = dict(cases={}, cold_start=dict(ratio=dict(met=None), skipped="not run"), settings=dict(runs=3, max_new_tokens=8),
-                  machine=dict(cpu="x", cores=2, versions=dict(torch="t")), all_met=False, seconds=1.0,
-                  machine_speed=two_speeds)
+    result = dict(cases={}, cold_start=dict(ratio=dict(met=None), skipped="not run"),
+                  settings=dict(runs=3, max_new_tokens=8), machine=dict(cpu="x", cores=2, versions=dict(torch="t")),
+                  all_met=False, seconds=1.0, machine_speed=two_speeds)
     lines = bench.table(result).splitlines()
     assert "NOT QUIET" in lines[-2] and "7.3 ms to 13.6 ms" in lines[-2]
     assert "not on a quiet machine" in lines[-1]
