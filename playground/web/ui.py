@@ -46,12 +46,12 @@ def build() -> gr.Blocks:
                          **PRIVATE)
         # The banner says the visitor's own model and, apart, how many models the server holds for how
         # many visitors: those change with other visitors' loads, so it is asked again every few seconds.
-        page.wire_language()
-        lang.change(h.ui_status, lang, status, **PRIVATE)
         # <html lang> follows the switch, in the browser alone: the browser picks CJK glyphs by it, screen readers
         # their voice, and the page's CSS the Chinese heading of Gradio's error toast (playground.web.style)
         lang.change(None, lang, None, js="(l) => { document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en'; }",
                     **PRIVATE)
+        page.wire_language()
+        lang.change(h.ui_status, lang, status, **PRIVATE)
         # The language chosen is kept in the browser, as the guided path's step is: a reload opens in it
         kept_lang = gr.BrowserState("", storage_key="playground-lang")
         # Once the page is open, in its language: the model lists mark a model that can never load here (worked

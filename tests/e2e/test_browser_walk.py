@@ -38,7 +38,7 @@ def _stored(page) -> str | None:
 def _wait_stored(page, before: str | None) -> None:
     """Until the kept language's stored value changes: a fixed half second was not always enough on a busy machine."""
     page.wait_for_function("([key, before]) => { const v = localStorage.getItem(key); return v && v !== before; }",
-                           arg=[KEPT, before], timeout=15_000)
+                           arg=[KEPT, before], timeout=30_000)
 
 
 def test_the_chosen_language_survives_a_reload(browser, browser_server):
@@ -48,7 +48,8 @@ def test_the_chosen_language_survives_a_reload(browser, browser_server):
         open_playground(page, browser_server.url)
         stored = _stored(page)
         _pick_lang(page, "中文")
-        page.wait_for_function("() => document.documentElement.lang === 'zh-CN'", timeout=10_000)
+        # generous waits: the switch re-renders the whole page in the browser, ~1.5 s idle and over 10 s once in CI
+        page.wait_for_function("() => document.documentElement.lang === 'zh-CN'", timeout=30_000)
         _wait_stored(page, stored)  # the choice reaches the browser's storage after the switch, not with it
         page.reload()
         page.wait_for_selector("button[role=tab]", timeout=60_000)
@@ -57,7 +58,7 @@ def test_the_chosen_language_survives_a_reload(browser, browser_server):
         page.locator("button[role=tab]", has_text="游乐场").wait_for(timeout=15_000)
         stored = _stored(page)
         _pick_lang(page, "English")  # and back: English is kept the same way
-        page.wait_for_function("() => document.documentElement.lang === 'en'", timeout=10_000)
+        page.wait_for_function("() => document.documentElement.lang === 'en'", timeout=30_000)
         _wait_stored(page, stored)
         page.reload()
         page.wait_for_selector("button[role=tab]", timeout=60_000)
