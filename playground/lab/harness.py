@@ -19,7 +19,6 @@ from typing import Callable
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import threads
 from playground.core.errors import UserError
@@ -117,6 +116,7 @@ def scenario(sid: str, number: int, *, title: W, explain: W, before: str, after:
 @functools.lru_cache(maxsize=1)
 def bundled():
     """The bundled model and tokenizer, loaded once per process (float32, CPU, eval mode)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # deferred (start-up): catalog.import_model_classes
     model = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, dtype=torch.float32).eval()
     return model, AutoTokenizer.from_pretrained(BUNDLED_DIR)
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+import transformers
 from huggingface_hub import constants, try_to_load_from_cache
-from transformers import AutoConfig
 
 from playground.core import settings
 from playground.core.errors import UserError, shown
@@ -135,9 +135,17 @@ class ModelConfig:
     built: bool = True  # synthetic: is the checkpoint written yet
 
 
+def import_model_classes() -> None:
+    """Transformers' Auto classes, imported. Their first import reads every architecture folder Transformers
+    ships (~1.1 s here), so the modules that use them import them where they are used: the server imports
+    them once its page answers (a load asked for sooner waits in its "import" phase, where it shows)."""
+    transformers.AutoConfig, transformers.AutoModelForCausalLM, transformers.AutoTokenizer  # each one imported
+
+
 def read_config(src: ModelSource) -> ModelConfig:
     """The model's config with no weights read: local config.json, the synthetic spec, or
     the Hugging Face cache (never the network)."""
+    from transformers import AutoConfig  # deferred (start-up): import_model_classes says why
     try:
         if src.kind == "synthetic":
             built = synthetic.is_built(src.name)

@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 import torch
 from accelerate import init_empty_weights
 from accelerate.utils import calculate_maximum_sizes
-from transformers import AutoConfig, AutoModelForCausalLM
 
 from playground.core import settings
 from playground.core.errors import UserError
@@ -72,6 +71,7 @@ def vram_free(index: int) -> int:
 # -- building on meta ----------------------------------------------------------
 def meta_model(config, dtype: torch.dtype):
     """The causal LM built on the meta device in `dtype`, LM head tied as from_pretrained ties it."""
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     config = copy.deepcopy(config)  # from_config(dtype=...) writes the dtype into the config it gets
     with init_empty_weights():
         model = AutoModelForCausalLM.from_config(config, dtype=dtype, trust_remote_code=False)
@@ -112,6 +112,7 @@ def meta_facts(config, dtype: torch.dtype) -> MetaFacts:
 
 @functools.lru_cache(maxsize=64)
 def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFacts:
+    from transformers import AutoConfig  # deferred (start-up): catalog.import_model_classes
     cfg_dict = json.loads(config_json)
     config = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
     m = meta_model(config, getattr(torch, dtype_name.replace("torch.", "")))
@@ -123,6 +124,7 @@ def _meta_facts(config_json: str, config_class: str, dtype_name: str) -> MetaFac
 
 @functools.lru_cache(maxsize=16)
 def _quantized_bytes(config_json: str, name: str) -> int:
+    from transformers import AutoConfig  # deferred (start-up): catalog.import_model_classes
     cfg_dict = json.loads(config_json)
     config = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
     return quantize.meta_bytes(meta_model(config, devices.QUANTIZED_BASE), name)

@@ -19,7 +19,6 @@ import json
 import shutil
 from pathlib import Path
 
-from transformers import AutoConfig
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, said
@@ -64,6 +63,7 @@ def synthetic_problem(out: Path, name: str, expected, tokenizer_from: Path) -> S
 
 def config_problem(out: Path, name: str, expected) -> Said | None:
     """config.json parsed as from_pretrained parses it, and the shape it gives compared with the spec's."""
+    from transformers import AutoConfig  # deferred (start-up): catalog.import_model_classes
     try:
         json.loads((out / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

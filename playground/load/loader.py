@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Callable
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, as_text, said, translatable
@@ -209,6 +208,7 @@ def _context_phase(dev: DeviceInfo, rec: Recorder) -> PhaseReport | None:
 
 def _model_class(src: ModelSource, config) -> type:
     """The causal-LM class for `config` (Transformers' mapping; importing its module on first use)."""
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     try:
         return AutoModelForCausalLM._model_mapping[type(config)]
     except KeyError:
@@ -278,9 +278,9 @@ def _build_phase(src: ModelSource, rec: Recorder) -> PhaseReport | None:
 
 
 def _checked_tokenizer(src: ModelSource, folder: str):
-    """The checks that need the files (a Hub model's are in its cached snapshot by now): every
-    safetensors file complete, a tokenizer's vocabulary there and the tokenizer loaded
-    (from_pretrained would fail on either after the unload)."""
+    """The checks that need the files (a Hub model's are in its cached snapshot by now): every safetensors file
+    complete, a tokenizer's vocabulary there, the tokenizer loaded (from_pretrained would fail after the unload)."""
+    from transformers import AutoTokenizer  # deferred (start-up): catalog.import_model_classes
     checkpoint.check_folder(Path(folder))
     checkpoint.check_tokenizer(Path(folder))
     try:
@@ -293,6 +293,7 @@ def load(plan: Plan, progress: Progress | None = None) -> LoadedModel:
     """from_pretrained, then model.to(device), then eval(), each a phase of `plan.recorder` (timed apart, memory
     read around it). `progress`: where the recorder's lines go from here on (the pool's, which also refuses a
     load during a shutdown), when not the one `prepare` was given."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # deferred (start-up): catalog.import_model_classes
     src, dev = plan.source, plan.device
     rec = plan.recorder
     if progress is not None:

@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM
 
 from playground.core import leftovers
 from playground.core.errors import UserError
@@ -409,6 +408,7 @@ def unsplittable(model) -> int:
 def load_copy(folder: str, dtype: torch.dtype, device_map: dict | None = None, offload_folder: str | None = None):
     """A private copy of a checkpoint the slot already loaded (so every check passed), in eval mode: all in RAM
     (no device map), or placed by `device_map` with `offload_folder` for its disk tier."""
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     kw = dict(dtype=dtype, use_safetensors=True, trust_remote_code=False, local_files_only=True)
     if device_map is not None:
         kw.update(device_map=device_map, offload_folder=offload_folder)

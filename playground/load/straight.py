@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM
 
 from playground.core.errors import UserError
 from playground.hw import census, devices, memory
@@ -89,6 +88,7 @@ def _warm(folder: Path) -> None:
 
 def compare(folder: str, name: str, dev: DeviceInfo, dtype: torch.dtype) -> StraightReport:
     """Both paths on the checkpoint in `folder` (already checked by a load: safetensors, no remote code)."""
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     check(dev, dtype)
     on_cpu = dev.kind == "cpu"
     dname = devices.dtype_name(dtype)

@@ -21,7 +21,6 @@ from typing import Callable, Iterator
 import torch
 from accelerate import init_empty_weights
 from safetensors.torch import save_file
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from playground.core import leftovers, settings
 from playground.core.errors import UserError
@@ -153,6 +152,7 @@ def check_allowed(name: str) -> None:
 
 def config(name: str):
     """The transformers config for a synthetic model, vocabulary matched to the bundled tokenizer."""
+    from transformers import AutoConfig  # deferred (start-up): catalog.import_model_classes
     _check_name(name)
     spec = dict(CONFIGS[name])
     model_type = spec.pop("model_type")
@@ -163,6 +163,7 @@ def config(name: str):
 
 @functools.lru_cache(maxsize=1)  # loading the tokenizer costs ~20 ms; every synthetic load asked again
 def _bundled_vocab() -> tuple[int, int | None, int | None]:
+    from transformers import AutoTokenizer  # deferred (start-up): catalog.import_model_classes
     tok = AutoTokenizer.from_pretrained(BUNDLED_DIR, local_files_only=True)
     return len(tok), tok.bos_token_id, tok.eos_token_id
 
@@ -263,6 +264,7 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 
 def _build(name: str, out: Path, progress: Progress) -> None:
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     progress(0.0, translatable("progress.synth_build", name=name))
     cfg = config(name)
     with init_empty_weights():  # shapes only: no memory, no init yet

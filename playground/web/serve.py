@@ -25,7 +25,7 @@ from gradio import http_server
 
 from playground.core import leftovers, settings
 from playground.hw import busy, cpu_threads, memory
-from playground.load import placement, synthetic
+from playground.load import catalog, placement, synthetic
 from playground.run.pool import POOL
 from playground.web import exports
 
@@ -71,6 +71,7 @@ def main(build: Callable, launch: dict) -> None:
     moved = port_moved(checked, getattr(demo, "server_port", None))
     if moved:
         print(moved, flush=True)
+    catalog.import_model_classes()  # once the page answers, not before: ~1.1 s of the start-up
     memory.freeze_startup_objects()  # the libraries and the page live as long as the process: an unload's gc skips them
     while not stopping.wait(0.2):
         pass

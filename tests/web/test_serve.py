@@ -120,3 +120,25 @@ def test_python_app_py_says_which_port_it_took_when_the_default_is_busy(tmp_path
             proc.terminate()
             proc.wait(timeout=30)
     assert f"playground: port {taken} is taken (another server?), so this one listens on port {taken + 1}" in said, said
+
+
+PAGE_ONLY = """
+import sys
+from playground.web.ui import build
+build()
+print("after the page:", "transformers.models.auto.modeling_auto" in sys.modules)
+from playground.load import catalog
+catalog.import_model_classes()
+print("after the server's import:", "transformers.models.auto.modeling_auto" in sys.modules)
+"""
+
+
+@pytest.mark.slow
+def test_the_page_is_built_without_transformers_model_classes_which_the_server_imports_once_it_answers():
+    """`python app.py` took 1.5x the bare imports to answer: ~1.1 s of it was Transformers reading every model
+    folder it ships, at the first import of its Auto classes, before the page was built. The page needs none of
+    them; the server imports them after `launch()` (playground.web.serve), so a first load does not wait."""
+    out = subprocess.run([sys.executable, "-c", PAGE_ONLY], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "after the page: False" in out.stdout, out.stdout
+    assert "after the server's import: True" in out.stdout, out.stdout

@@ -11,7 +11,6 @@ import os
 import time
 
 import torch
-from transformers import AutoModelForCausalLM, GPT2Config
 
 from playground.core.i18n import W, said
 from playground.hw.census import weights_bytes
@@ -23,6 +22,7 @@ RUNS = 2
 
 def distilgpt2_shape(meta: bool = False):
     """GPT-2 with distilgpt2's published shape (6 layers, 768 wide, 12 heads, 50,257 tokens)."""
+    from transformers import AutoModelForCausalLM, GPT2Config  # deferred (start-up): catalog.import_model_classes
     config = GPT2Config(n_layer=6, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)
     if meta:
         with torch.device("meta"):

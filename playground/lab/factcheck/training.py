@@ -6,7 +6,6 @@ import warnings
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from transformers import AutoModelForCausalLM
 
 from playground.core.i18n import W
 from playground.core.paths import BUNDLED_DIR
@@ -52,6 +51,7 @@ def eval_saves_memory() -> Evidence:
            "用 from_config() 构建的模型处于训练模式（training = {built}），调用过 model.train() 的模型也是。"
            "推理前调用 eval() 是对的，代价也小，但在 from_pretrained 之后它什么也不改变。"))
 def eval_required() -> Evidence:
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     loaded = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, use_safetensors=True)
     built = AutoModelForCausalLM.from_config(loaded.config)
     return Evidence("partly" if not loaded.training and built.training else "true",

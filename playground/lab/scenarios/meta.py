@@ -6,7 +6,6 @@ import tempfile
 
 import torch
 from accelerate import dispatch_model, init_empty_weights
-from transformers import AutoModelForCausalLM
 
 from playground.core.i18n import W
 from playground.lab.capture import attempt, capture_logs
@@ -41,6 +40,7 @@ model = dispatch_model(model, device_map=device_map, main_device=device, offload
 
 def _empty_model(src):
     """The same architecture built on the meta device: shapes and dtypes, no data, no memory."""
+    from transformers import AutoModelForCausalLM  # deferred (start-up): catalog.import_model_classes
     with init_empty_weights():
         return AutoModelForCausalLM.from_config(src.config).eval()
 
