@@ -92,3 +92,14 @@ def steadiness(speeds: list[float]) -> dict | None:
     spread = deciles[-1] / deciles[0]
     return dict(readings=len(speeds), fastest=min(speeds), median=statistics.median(speeds), slowest=max(speeds),
                 spread=spread, quiet=spread <= QUIET_SPREAD)
+
+
+def speed_line(speed: dict | None) -> str:
+    """The probe's readings in one line, for every bench's table ('' when too few to say)."""
+    if not speed:
+        return ""
+    ms = lambda x: f"{1000 * x:.1f} ms"  # noqa: E731
+    return (f"machine speed: a fixed Python loop took {ms(speed['fastest'])} to {ms(speed['slowest'])} (median "
+            f"{ms(speed['median'])}) before the {speed['readings']} timed runs; slow over fast (90th/10th percentile) "
+            f"{speed['spread']:.2f}x: " + ("quiet" if speed["quiet"] else "NOT QUIET")
+            + f" (a quiet machine stays within {QUIET_SPREAD}x)")

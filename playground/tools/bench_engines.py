@@ -20,7 +20,7 @@ from playground.load import loader, synthetic
 from playground.core.inputs import GenerationParams
 from playground.run import compiled, decode, engines, generation
 from playground.run.pool import POOL
-from playground.tools.alternate import alternate
+from playground.tools.alternate import alternate, speed_line, steadiness
 
 MODELS = ("shakespeare-gpt2", "synthetic/gpt2-small")
 TARGETS = {
@@ -69,7 +69,8 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
         sides = {"read": lambda: (None, threads.run(bandwidth.host_read, name="bench-read").gbps),
                  "generate": lambda: _generate(lm, n), "manual": lambda: _manual(lm, n),
                  "compiled": lambda: (lambda r: (r.token_ids, r.tokens_per_second))(_compiled(lm, n))}
-        timed = alternate(sides, runs, warmup=1,
+        speeds: list[float] = []  # the machine's own speed, read before each timed run
+        timed = alternate(sides, runs, warmup=1, speeds=speeds,
                           log=lambda side, i, r: log(f"  {model} run {i + 1}/{runs}: {side} {r[1]:.1f}"))
         gen, man, comp, reads = ([r[1] for r in timed[k]] for k in ("generate", "manual", "compiled", "read"))
         same = first.token_ids == ref and all(ids == ref for k in ("manual", "compiled") for ids, _ in timed[k])
@@ -84,7 +85,7 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
                generate_runs=gen, manual_runs=man, compiled_runs=comp, speedup=c / g,
                generate_percent_of_bound=100 * g / bound, manual_percent_of_bound=100 * m / bound,
                percent_of_bound=100 * c / bound,
-               same_tokens=same, profile=table)
+               same_tokens=same, profile=table, speed_probes=speeds)
     key, limit, what = TARGETS[model]
     value = out[key]
     out["target"] = dict(what=what, value=value, limit=limit, met=value >= limit,
@@ -96,7 +97,9 @@ def run(runs: int = 5, n: int = 64, log=lambda msg: None, profile: bool = False)
     log(f"engines: generate() vs a static cache under torch.compile, {runs} runs each, {n} greedy tokens")
     before = os.getloadavg()
     models = {m: run_model(m, runs, n, log, profile) for m in MODELS}
+    speeds = [x for r in models.values() for x in r["speed_probes"]]
     return dict(models=models, loadavg_before=before, loadavg_after=os.getloadavg(), torch_threads=torch.get_num_threads(),
+                machine_speed=steadiness(speeds),
                 missed=[f"{m}: {r['target']['what']}" for m, r in models.items() if not r["target"]["met"]])
 
 
@@ -116,6 +119,8 @@ def table(result: dict) -> str:
                      f"{r['weights_bytes'] / 1e6:.1f} MB of weights")
     lb, la = result["loadavg_before"], result["loadavg_after"]
     lines.append(f"load average before {lb[0]:.2f}, after {la[0]:.2f} (1 min)")
+    if result.get("machine_speed"):
+        lines.append(speed_line(result["machine_speed"]))
     for m, r in result["models"].items():
         if r.get("profile"):
             lines += ["", f"profile of one compiled run, {r['new_tokens']} tokens (the eager prefill, then "

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from playground.lab.timing import median_interval
-from playground.tools.alternate import alternate, paired
+from playground.tools.alternate import alternate, paired, speed_line, steadiness
 from playground.tools.server import start_server, stop_server
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's; --chromium names another
@@ -95,8 +95,9 @@ def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print,
                 # each run starts on a settled machine, as a reader's next click does: the page's last update draws
                 # its plots and chains the ledger's event after the rate is taken, and that work would otherwise
                 # land on the API's run that follows at once
+                speeds: list[float] = []  # the machine's own speed, read before each timed run
                 timed = alternate({"page": lambda: page_run(pg), "api": lambda: api_run(client, tokens)}, runs,
-                                  warmup=1, settle=settle,
+                                  warmup=1, settle=settle, speeds=speeds,
                                   log=lambda side, i, rate: log(f"  run {i + 1:2d}: {side:>4} {rate:7.1f} tokens/s"))
                 page, api = timed["page"], timed["api"]
                 load_after = os.getloadavg()[0]
@@ -109,7 +110,7 @@ def run(runs: int, tokens: int, dtype: str, chromium: str = CHROMIUM, log=print,
     gap_paired = 100 * (1 - paired(page, api))
     low, high = median_interval(ratios)  # ~95% interval of that median, from the order statistics (lab.timing)
     return dict(page=page, api=api, gap_pct=gap, paired_gap_pct=gap_paired, paired_interval=(100 * (1 - high), 100 * (1 - low)),
-                load=(load_before, load_after), cores=os.cpu_count())
+                load=(load_before, load_after), cores=os.cpu_count(), machine_speed=steadiness(speeds))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -130,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"gap: the page's median is {abs(r['gap_pct']):.1f}% {side} the API's "
           f"(median of the back-to-back pairs: {r['paired_gap_pct']:.1f}%, ~95% interval {lo:.1f} to {hi:.1f}%)")
     print(f"load average (1 min) {r['load'][0]:.2f} before, {r['load'][1]:.2f} after, on {r['cores']} cores")
+    if r["machine_speed"]:
+        print(speed_line(r["machine_speed"]))
 
 
 if __name__ == "__main__":

@@ -31,9 +31,7 @@ def start_server(log_dir: Path, env_extra: dict | None = None, timeout: float = 
     """`python app.py` on a free port, as the README runs it; returns (process, url, log path) once
     the page answers HTTP 200 (asked every `poll` seconds: the bench's cold start asks often)."""
     port = free_port()
-    env = dict(os.environ, PLAYGROUND_PORT=str(port), PLAYGROUND_HOST="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False",
-               HF_HUB_DISABLE_TELEMETRY="1")
-    env.update(env_extra or {})  # the caller's settings win
+    env = child_env(port, env_extra)
     log = log_dir / f"server-{port}.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -54,6 +52,19 @@ def start_server(log_dir: Path, env_extra: dict | None = None, timeout: float = 
     except BaseException:  # not answering, or interrupted while waiting (Ctrl-C): no server left behind
         stop_server(proc)
         raise
+
+
+def child_env(port: int, extra: dict | None = None) -> dict:
+    """The server's environment: this one's, on `port` at 127.0.0.1, then `extra` (the caller's settings win;
+    a None removes that variable)."""
+    env = dict(os.environ, PLAYGROUND_PORT=str(port), PLAYGROUND_HOST="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False",
+               HF_HUB_DISABLE_TELEMETRY="1")
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
 
 
 def stop_server(proc: subprocess.Popen) -> None:

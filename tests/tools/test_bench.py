@@ -112,7 +112,9 @@ def test_bad_bench_arguments_are_one_line(capsys):
 
 
 def test_engine_section_prints_speedup_share_of_bound_and_what_was_missed():
+    """... and whether the machine kept one speed while they ran (the probe read before each timed run)."""
     from playground.tools import bench_engines
+    from playground.tools.alternate import steadiness
 
     def model(name, gen, comp, bound, key_value, limit, met):
         return dict(model=name, runs=5, weights_bytes=368_000_000, read_gbps=40.0, bound_tokens_per_second=bound,
@@ -126,11 +128,13 @@ def test_engine_section_prints_speedup_share_of_bound_and_what_was_missed():
     result = dict(models={
         "shakespeare-gpt2": model("shakespeare-gpt2", 450.0, 900.0, 2000.0, 2.0, 1.2, True),
         "synthetic/gpt2-small": model("synthetic/gpt2-small", 50.0, 50.0, 108.0, 46.3, 50.0, False),
-    }, loadavg_before=(0.5, 0, 0), loadavg_after=(0.7, 0, 0))
+    }, loadavg_before=(0.5, 0, 0), loadavg_after=(0.7, 0, 0),
+        machine_speed=steadiness([0.0073, 0.0135, 0.0132, 0.0075, 0.0131, 0.0074, 0.0136, 0.0133]))
     text = bench_engines.table(result)
     assert "2.00x" in text and "met" in text
     assert "MISSED by 3.70" in text  # 46.3% of the bound against 50%
     assert "load average before 0.50" in text
+    assert "machine speed: a fixed Python loop took 7.3 ms to 13.6 ms" in text and "NOT QUIET" in text
     assert set(bench_engines.TARGETS) == set(bench_engines.MODELS)
 
 
@@ -202,3 +206,31 @@ def test_the_machine_speed_is_read_before_each_timed_run_and_said_when_it_moved(
     result["machine_speed"] = steady
     lines = bench.table(result).splitlines()
     assert lines[-2].endswith("quiet (a quiet machine stays within 1.2x)") and "quiet machine:" not in lines[-1]
+
+
+def test_the_cold_start_warms_each_side_once_uncounted_then_alternates(monkeypatch):
+    """A start after a code change compiles the changed files (and, under this image's
+    PYTHONDONTWRITEBYTECODE=1, every start compiled the playground again): the first start of each side
+    is a warm-up, not one of the runs."""
+    calls = []
+
+    def side(name, seconds):
+        def run():
+            calls.append(name)
+            return seconds[len([c for c in calls if c == name]) - 1]
+        return run
+
+    result = bench.cold_start(2, sides={"app": side("app", [99.0, 9.0, 11.0]),
+                                        "imports": side("imports", [50.0, 7.0, 8.0])})
+    assert calls == ["app", "imports", "app", "imports", "imports", "app"]
+    assert result["app_seconds"] == [9.0, 11.0] and result["import_seconds"] == [7.0, 8.0]
+    assert result["medians"] == {"app_to_http_200_seconds": 10.0, "import_torch_transformers_gradio_seconds": 7.5}
+
+
+def test_both_cold_start_sides_cache_bytecode_as_a_users_python_does(monkeypatch):
+    from playground.tools import server
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = server.child_env(7999, bench.USER_PYTHON)
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PLAYGROUND_PORT"] == "7999"
+    assert server.child_env(7999, {"X_SET": "1"})["PYTHONDONTWRITEBYTECODE"] == "1"  # left as it is otherwise
