@@ -172,7 +172,7 @@ def run_case(model: str, device: str, dtype: str, runs: int, warmup: int, n: int
 # ---------------------------------------------------------------- cold start
 
 # Both sides start as a user's Python does, caching each module's bytecode: this machine's image sets
-# PYTHONDONTWRITEBYTECODE=1, under which every start compiled the playground's 175 files again (~0.5 s here),
+# PYTHONDONTWRITEBYTECODE=1, under which every start compiled the playground's 175 files again (0.8 s for all here),
 # while the libraries' caches were written when pip installed them.
 USER_PYTHON = {"PYTHONDONTWRITEBYTECODE": None}
 
