@@ -19,7 +19,6 @@ import json
 import shutil
 from pathlib import Path
 
-
 from playground.core.errors import UserError
 from playground.core.i18n import Said, said
 from playground.core.paths import by_role

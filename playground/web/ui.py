@@ -44,12 +44,14 @@ def build() -> gr.Blocks:
         # resized while its tab was hidden keeps a width of 0. A tab shown is told, in the browser alone.
         page.tabs.select(None, None, None, js="() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 50); }",
                          **PRIVATE)
-        # The banner says the visitor's own model and, apart, how many models the server holds for how
-        # many visitors: those change with other visitors' loads, so it is asked again every few seconds.
         # <html lang> follows the switch, in the browser alone: the browser picks CJK glyphs by it, screen readers
-        # their voice, and the page's CSS the Chinese heading of Gradio's error toast (playground.web.style)
+        # their voice, and the page's CSS the Chinese heading of Gradio's error toast (playground.web.style). Wired
+        # first: Gradio's client runs a trigger's events in the order they were wired, and the page's
+        # re-translation below takes the browser ~1.5 s to draw.
         lang.change(None, lang, None, js="(l) => { document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en'; }",
                     **PRIVATE)
+        # The banner says the visitor's own model and, apart, how many models the server holds for how
+        # many visitors: those change with other visitors' loads, so it is asked again every few seconds.
         page.wire_language()
         lang.change(h.ui_status, lang, status, **PRIVATE)
         # The language chosen is kept in the browser, as the guided path's step is: a reload opens in it

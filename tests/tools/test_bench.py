@@ -208,7 +208,7 @@ def test_the_machine_speed_is_read_before_each_timed_run_and_said_when_it_moved(
     assert lines[-2].endswith("quiet (a quiet machine stays within 1.2x)") and "quiet machine:" not in lines[-1]
 
 
-def test_the_cold_start_warms_each_side_once_uncounted_then_alternates(monkeypatch):
+def test_the_cold_start_warms_each_side_once_uncounted_then_alternates():
     """A start after a code change compiles the changed files (and, under this image's
     PYTHONDONTWRITEBYTECODE=1, every start compiled the playground again): the first start of each side
     is a warm-up, not one of the runs."""
