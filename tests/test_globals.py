@@ -73,6 +73,11 @@ MUTABLE_GLOBALS = {
     "playground.hw.bandwidth.host_memcpy": "the host's copy_ rate per size, measured once per process (4 sizes at most)",
     "playground.hw.devices.cpu_name": "the CPU's model name, read once from /proc/cpuinfo",
     "playground.hw.devices.cpu_flags": "the CPU's instruction-set flags, read once from /proc/cpuinfo",
+    "playground.load.checkpoint._READ": "per checkpoint folder, what was read from its files (its config, its "
+                                        "safetensors headers, the checks it passed) with the files' sizes, inodes and "
+                                        "times then: the files are the process's, and a change to one reads it again",
+    "playground.load.synthetic._config": "each synthetic model's config, built from its published spec and the bundled "
+                                         "tokenizer's vocabulary (both fixed): callers get a copy",
     "playground.load.synthetic._bundled_vocab": "the bundled tokenizer's size and special ids, which every synthetic "
                                                 "model copies (loading the tokenizer takes ~20 ms)",
     "playground.web.model_lists.out_of_reach": "the listed models no dtype can ever load on this machine, with why: "

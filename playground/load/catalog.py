@@ -155,7 +155,9 @@ def read_config(src: ModelSource) -> ModelConfig:
             folder = hub_cached(src.ref)
             if folder is None:
                 raise NotCached.of("err.not_cached", ref=src.ref)
-        cfg = AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+        # parsed again only once a file in the folder changed: Transformers' parse takes ~2 ms, a load asks for it
+        cfg = checkpoint.read_once("config", folder, lambda: AutoConfig.from_pretrained(
+            str(folder), local_files_only=True, trust_remote_code=False))
         return ModelConfig(src, cfg, folder)
     except UserError:
         raise

@@ -10,9 +10,12 @@ would leave the shared slot empty). Nothing here unpickles anything.
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import struct
 from pathlib import Path
+from typing import Callable, Iterable, TypeVar
 
 from playground.core.errors import UserError
 from playground.core.i18n import Said, said
@@ -27,6 +30,37 @@ SAFETENSORS_DTYPES = {
 }
 _FLOAT_CODES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"}
 MAX_HEADER = 100 * 2**20  # no real header is this large; a bigger length field means a damaged file
+
+T = TypeVar("T")
+
+
+def signature(folder: str | Path, also: Iterable[Path] = ()) -> tuple | None:
+    """(path, size, inode, mtime in ns) of every file in `folder` (links followed: a Hub snapshot's files are links
+    into its blobs) and of the files `also` names, sorted; None when one cannot be listed. Any write, truncation or
+    replacement of a file changes its entry."""
+    try:
+        with os.scandir(folder) as entries:
+            stats = [(e.path, e.stat()) for e in entries if e.is_file()]
+        stats += [(str(f), f.stat()) for f in also]
+    except OSError:
+        return None
+    return tuple(sorted((f, s.st_size, s.st_ino, s.st_mtime_ns) for f, s in stats))
+
+
+_READ: dict[tuple[str, str], tuple[tuple, object]] = {}  # (what, folder) -> (its signature, what was read then)
+
+
+def read_once(what: str, folder: str | Path, read: Callable[[], T]) -> T:
+    """`read()` about `folder` (its config, its headers, a check it passed), read again only once a file in it
+    changed (`signature`); a copy, so that no caller changes another's. A reading that raises is not kept."""
+    key, sig = (what, str(folder)), signature(folder)
+    kept = _READ.get(key)
+    if sig is None or kept is None or kept[0] != sig:
+        value = read()
+        if sig is None:
+            return value
+        kept = _READ[key] = (sig, value)
+    return copy.deepcopy(kept[1])
 
 
 def read_header(path: str | Path) -> dict:
@@ -52,7 +86,12 @@ def tensor_ranges(path: str | Path) -> dict[str, tuple[int, int]]:
 
 
 def summary(folder: str | Path) -> dict | None:
-    """Stored tensors, bytes and dtype of the safetensors files in `folder`, from headers only."""
+    """Stored tensors, bytes and dtype of the safetensors files in `folder`, from headers only (read again once a
+    file changed)."""
+    return read_once("summary", folder, lambda: _summary(folder))
+
+
+def _summary(folder: str | Path) -> dict | None:
     files = sorted(Path(folder).glob("*.safetensors"))
     if not files:
         return None
@@ -78,7 +117,12 @@ def summary(folder: str | Path) -> dict | None:
 
 
 def check_folder(folder: Path) -> None:
-    """A loadable folder has a readable config.json and complete safetensors weights."""
+    """A loadable folder has a readable config.json and complete safetensors weights (checked again once a file
+    changed: a truncated or replaced file is caught)."""
+    read_once("checked", folder, lambda: _check_folder(folder))
+
+
+def _check_folder(folder: Path) -> None:
     cfg = folder / "config.json"
     if not cfg.is_file():
         raise UserError.of("err.no_config", name=folder.name)
@@ -142,4 +186,8 @@ def check_tokenizer(folder: Path) -> None:
 
 def disk_bytes(folder: Path | None) -> int:
     """Bytes of safetensors weights in a folder (0 when there is none)."""
+    return read_once("disk_bytes", folder, lambda: _disk_bytes(folder)) if folder else 0
+
+
+def _disk_bytes(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder and folder.is_dir() else 0

@@ -8,6 +8,7 @@ tokens). Random weights: the text is noise; the timings and memory are real. See
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -27,7 +28,7 @@ from playground.core.errors import UserError
 from playground.core.i18n import Said, translatable
 from playground.core.paths import BUNDLED_DIR
 from playground.hw import memory
-from playground.load import integrity
+from playground.load import checkpoint, integrity
 
 # Published shapes (GPT-2 from OpenAI's release, the Llamas shaped like karpathy/llama2.c's stories42M, Llama 3.2 1B
 # and Llama 2 7B).
@@ -151,9 +152,15 @@ def check_allowed(name: str) -> None:
 
 
 def config(name: str):
-    """The transformers config for a synthetic model, vocabulary matched to the bundled tokenizer."""
-    from transformers import AutoConfig  # deferred (start-up): catalog.import_model_classes
+    """The transformers config for a synthetic model, vocabulary matched to the bundled tokenizer (a copy of the
+    one built once: building it takes ~1 ms, and every load, estimate and fit check asks)."""
     _check_name(name)
+    return copy.deepcopy(_config(name))
+
+
+@functools.lru_cache(maxsize=None)
+def _config(name: str):
+    from transformers import AutoConfig  # deferred (start-up): catalog.import_model_classes
     spec = dict(CONFIGS[name])
     model_type = spec.pop("model_type")
     vocab, bos, eos = _bundled_vocab()
@@ -198,16 +205,8 @@ _COMPLETE: dict[str, tuple] = {}  # name -> the files' signature when the full c
 
 
 def _signature(out: Path) -> tuple | None:
-    """(name, size, inode, mtime in ns) of every file in the checkpoint's folder and of the bundled tokenizer
-    files it copies, sorted; None when the folder cannot be listed. Any write, truncation or replacement of a
-    file changes its entry."""
-    try:
-        files = [f for f in out.iterdir() if f.is_file()]
-        files += [BUNDLED_DIR / f for f in integrity.TOKENIZER_FILES]
-        stats = [(str(f), f.stat()) for f in files]
-    except OSError:
-        return None
-    return tuple(sorted((f, s.st_size, s.st_ino, s.st_mtime_ns) for f, s in stats))
+    """The checkpoint folder's files and the bundled tokenizer files it copies (`checkpoint.signature`)."""
+    return checkpoint.signature(out, also=[BUNDLED_DIR / f for f in integrity.TOKENIZER_FILES])
 
 
 def ensure(name: str, progress: Progress | None = None) -> Path:
