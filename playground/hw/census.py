@@ -21,18 +21,19 @@ def file_mappings(suffix: str = "") -> list[tuple[int, int, str]] | None:
     """(start, end, path) of every file-backed mapping of this process (Linux) whose path ends with
     `suffix`, or None where /proc/self/maps cannot be read."""
     try:
-        with open("/proc/self/maps", encoding="utf-8") as fh:
+        with open("/proc/self/maps", "rb") as fh:
             lines = fh.read().splitlines()
     except OSError:
         return None
+    end = os.fsencode(suffix)
     out = []
     for line in lines:
-        if suffix and not line.endswith(suffix):
+        if end and not line.endswith(end):
             continue  # a process maps hundreds of files (every .so); skip them unparsed
         parts = line.split(maxsplit=5)
-        if len(parts) == 6 and parts[4] != "0" and parts[5].startswith("/"):
-            lo, hi = parts[0].split("-")
-            out.append((int(lo, 16), int(hi, 16), parts[5]))
+        if len(parts) == 6 and parts[4] != b"0" and parts[5].startswith(b"/"):
+            lo, hi = parts[0].split(b"-")
+            out.append((int(lo, 16), int(hi, 16), os.fsdecode(parts[5])))
     return out
 
 
@@ -121,12 +122,15 @@ def _holds_any(ptrs: list[int], lo: int, hi: int) -> bool:
     return i < len(ptrs) and ptrs[i] < hi
 
 
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # tensors that hold their own bytes (no subclass wrapping others)
+
+
 def leaves(t: torch.Tensor) -> list[torch.Tensor]:
     """The plain tensors that hold `t`'s bytes: `t` itself, or for a tensor subclass that wraps others (torchao's
     quantized weights: `Int8Tensor` holds int8 values, a scale per row and a zero point) its inner tensors, named
     by its `__tensor_flatten__`, recursively. The wrapper reports the shape and dtype of the weight it stands for
     (a float32 [out, in] matrix) and owns no storage of its own."""
-    if type(t) in (torch.Tensor, torch.nn.Parameter) or not hasattr(t, "__tensor_flatten__"):
+    if type(t) in _PLAIN or not hasattr(t, "__tensor_flatten__"):
         return [t]
     names, _meta = t.__tensor_flatten__()
     out: list[torch.Tensor] = []
@@ -153,23 +157,44 @@ def weights_bytes(model: torch.nn.Module) -> int:
 
 def tensors(model: torch.nn.Module) -> list[torch.Tensor]:
     """The model's parameters and buffers, each tensor once (the ledger's weights, the migration's report)."""
-    params, buffers = _walk(model)
+    params, buffers, _ = _walk(model)
     return params + buffers
 
 
-def _walk(model: torch.nn.Module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    """(parameters, buffers), each tensor once, in `parameters()` then `buffers()` order, in one walk of the
-    modules: the two calls would walk them twice and build every name on the way (~1 ms for GPT-2 small)."""
+def _walk(model: torch.nn.Module) -> tuple[list[torch.Tensor], list[torch.Tensor], bool]:
+    """(parameters, buffers, hooked), each tensor once, in `parameters()` then `buffers()` order, in one walk of
+    the modules: the two calls would walk them twice and build every name on the way (~1 ms for GPT-2 small).
+    `hooked`: a module carries an Accelerate hook (`_hf_hook`: it moves or brings in weights around forward)."""
     seen: set[int] = set()
     params: list[torch.Tensor] = []
     buffers: list[torch.Tensor] = []
-    for module in model.modules():
+    hooked = False
+    for module in _modules(model):
+        # Accelerate sets `module._hf_hook = hook`: a plain attribute, in the module's __dict__ (a getattr that
+        # misses goes through nn.Module.__getattr__ and an AttributeError, ~5 us a module)
+        hooked = hooked or module.__dict__.get("_hf_hook") is not None
         for group, out in ((module._parameters, params), (module._buffers, buffers)):
             for t in group.values():
                 if t is not None and id(t) not in seen:  # tied weights are one tensor under two names
                     seen.add(id(t))
                     out.append(t)
-    return params, buffers
+    return params, buffers, hooked
+
+
+def _modules(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """`model.modules()`, in its order (depth first, a module shared by two parents once), without the dotted
+    name `named_modules` builds for each on the way."""
+    out: list[torch.nn.Module] = []
+    seen: set[int] = set()
+    stack = [model]
+    while stack:
+        module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        out.append(module)
+        stack.extend(reversed([m for m in module._modules.values() if m is not None]))
+    return out
 
 
 @dataclass
@@ -186,6 +211,7 @@ class Census:
     ptrs: list[int]  # its tensors' addresses in RAM, sorted
     parameters: int = 0  # the parameters' elements, each tensor once (a quantized weight: the weight it stands for)
     buffers: int = 0  # how many buffers
+    hooked: bool = False  # a module carries an Accelerate hook (device_map="auto", an offload)
 
     @property
     def total(self) -> int:
@@ -196,23 +222,23 @@ def census(model: torch.nn.Module) -> Census:
     """Walk the model's parameters and buffers once (see `Census`)."""
     by_device: dict[str, int] = {}
     cpu: list[torch.Tensor] = []
-    params, buffers = _walk(model)
+    params, buffers, hooked = _walk(model)
     ts = params + buffers
     named: dict[torch.device, str] = {}  # a model's tensors lie on a device or two: each named once
     for t in ts:
         dev = named.get(t.device) or named.setdefault(t.device, devices.name(t.device))
-        by_device[dev] = by_device.get(dev, 0) + nbytes(t)
+        held = [t] if type(t) in _PLAIN else leaves(t)  # a quantized weight's storages are its inner tensors'
+        by_device[dev] = by_device.get(dev, 0) + sum(x.nbytes for x in held)
         if dev == "cpu":
-            cpu += leaves(t)  # a quantized weight's storages are its inner tensors'
+            cpu += held
     ptrs = sorted(t.data_ptr() for t in cpu)
-    # A storage PyTorch allocated itself is resizable; one wrapping memory it does not own (a mapped file, a
-    # numpy array) is not. Only those can be mapped: with none (a cast to another dtype copies every tensor)
-    # the maps need not be read at all.
-    fixed = [t for t in cpu if not t.untyped_storage().resizable()]
-    maps = file_mappings(".safetensors") if fixed or not cpu else []
+    # every checkpoint mapping of the process, the other models' too (the ledger counts their resident pages
+    # apart); reading them (~0.9 ms) costs less than asking each storage whether PyTorch allocated it
+    maps = file_mappings(".safetensors")
     elements, n_buffers = sum(p.numel() for p in params), len(buffers)
     if maps is None:
-        return Census(by_device, len(ts), None, [], [], ptrs, elements, n_buffers)
+        return Census(by_device, len(ts), None, [], [], ptrs, elements, n_buffers, hooked)
     ranges = [(lo, hi) for lo, hi, _ in maps if _holds_any(ptrs, lo, hi)]
-    mapped = sum(t.nbytes for t in fixed if any(lo <= t.data_ptr() < hi for lo, hi in ranges))
-    return Census(by_device, len(ts), mapped, ranges, maps, ptrs, elements, n_buffers)
+    # a tensor whose bytes lie inside a checkpoint's mapping still reads them from the file (a cast copied them)
+    mapped = sum(t.nbytes for t in cpu if any(lo <= t.data_ptr() < hi for lo, hi in ranges)) if ranges else 0
+    return Census(by_device, len(ts), mapped, ranges, maps, ptrs, elements, n_buffers, hooked)

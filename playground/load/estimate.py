@@ -237,7 +237,8 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
     if quantized:  # torchao is imported for this alone: a float estimate never sizes the quantized dtypes
         by_dtype[resolved] = quantized_bytes(cfg.config, resolved)
     tdtype = devices.TORCH_DTYPES[loaded_as]  # the KV cache and the activations stay in the base dtype
-    per = kv.per_token(cfg.config, tdtype)
+    keeps = kv.kept(cfg.config)  # read once for both figures
+    per = kv.per_token(cfg.config, tdtype, keeps)
     ks = kv.shape(cfg.config)
     ctx = context_length(cfg.config)
     est = Estimate(
@@ -249,7 +250,7 @@ def estimate_model(cfg: ModelConfig, dev: DeviceInfo, dtype: Dtype, reclaimable:
         kv_bytes_per_token=per,
         kv_formula=said("est.kv_formula", layers=ks["layers"], kv_heads=ks["kv_heads"], head_dim=ks["head_dim"],
                         bytes=torch.empty((), dtype=tdtype).element_size(), total=per),
-        context_length=ctx, kv_bytes_full_context=kv.size(cfg.config, tdtype, ctx) if ctx else None,
+        context_length=ctx, kv_bytes_full_context=kv.size(cfg.config, tdtype, ctx, keeps=keeps) if ctx else None,
         tied_lm_head=main.tied, checkpoint=stored, margin=MARGIN,
         required_bytes=int(main.total * (1 + MARGIN)), available_bytes=0, available_source=None,
     )

@@ -53,17 +53,18 @@ def _per_layer_token(config, dtype: torch.dtype, batch: int = 1) -> int:
     return 2 * batch * s["kv_heads"] * s["head_dim"] * torch.empty((), dtype=dtype).element_size()
 
 
-def size(config, dtype: torch.dtype, tokens: int, batch: int = 1) -> int:
+def size(config, dtype: torch.dtype, tokens: int, batch: int = 1, keeps: list[int | None] | None = None) -> int:
     """The KV cache's bytes once `tokens` tokens are in it: per layer 2 (key and value) x batch x kv_heads x
-    head_dim x element size x the tokens that layer keeps."""
+    head_dim x element size x the tokens that layer keeps (`keeps`: `kept(config)`, when read already: reading
+    it walks Transformers' per-layer config, ~1 ms)."""
     per = _per_layer_token(config, dtype, batch)
-    return sum(per * (tokens if keep is None else min(tokens, keep)) for keep in kept(config))
+    return sum(per * (tokens if keep is None else min(tokens, keep)) for keep in keeps or kept(config))
 
 
-def per_token(config, dtype: torch.dtype) -> int:
+def per_token(config, dtype: torch.dtype, keeps: list[int | None] | None = None) -> int:
     """What one more token adds while no sliding window is full: 2 x kv_heads x head_dim x element size for each
     layer that keeps tokens (a layer reusing another's cache adds nothing)."""
-    return _per_layer_token(config, dtype) * sum(1 for keep in kept(config) if keep != 0)
+    return _per_layer_token(config, dtype) * sum(1 for keep in keeps or kept(config) if keep != 0)
 
 
 def sliding(config) -> dict | None:

@@ -89,9 +89,9 @@ def locate(model: torch.nn.Module, asked: str, plan: placement.PlacementPlan | N
     """Where `model` lives now (see the module docstring). `counted`: its tensors counted already (the loader's
     census), so that a model placed by `.to()` alone is described without walking them again."""
     limits = plan.limits if plan is not None else None
-    if not getattr(model, "hf_device_map", None) and not _hooked(model):
+    c = counted if counted is not None else census.census(model)
+    if not getattr(model, "hf_device_map", None) and not c.hooked:
         # placed by from_pretrained and .to(): every weight's values are in its tensor, on its device
-        c = counted if counted is not None else census.census(model)
         names = placement.block_names(model)
         runs_on = placement.input_device(model)
         tiers = tuple(Tier(dev, n, len(names) if len(c.by_device) == 1 else 0, False)
@@ -107,6 +107,3 @@ def locate(model: torch.nn.Module, asked: str, plan: placement.PlacementPlan | N
                   for name, (n, k) in sorted(by.items(), key=lambda kv: _order(kv[0])))
     return ModelLocation(asked, found.main_device, tiers, found.hooks, limits, len(found.blocks))
 
-
-def _hooked(model: torch.nn.Module) -> bool:
-    return any(getattr(m, "_hf_hook", None) is not None for m in model.modules())

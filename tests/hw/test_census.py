@@ -47,3 +47,31 @@ def test_one_walk_counts_what_parameters_and_buffers_count_a_tied_weight_once():
     assert counted.parameters == sum(p.numel() for p in model.parameters())
     assert counted.buffers == len(list(model.buffers())) >= 1
     assert counted.total == sum(t.nbytes for t in expected)
+
+
+def test_the_module_walk_is_modules_order_a_shared_module_once():
+    shared = torch.nn.Linear(2, 2)
+    inner = torch.nn.Sequential(shared, torch.nn.ReLU())
+    model = torch.nn.Sequential(inner, shared, torch.nn.Sequential(torch.nn.Identity(), inner))
+    assert [id(m) for m in census._modules(model)] == [id(m) for m in model.modules()]
+
+
+def test_an_accelerate_hook_is_seen_in_the_walk():
+    from accelerate.hooks import ModelHook, add_hook_to_module
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+    assert not census.census(model).hooked
+    add_hook_to_module(model[1], ModelHook())
+    assert census.census(model).hooked
+
+
+def test_a_copied_model_still_sees_the_other_models_checkpoint_mappings(tmp_path):
+    # the ledger counts the resident pages of every checkpoint mapping apart from the libraries': a model whose
+    # weights were all copied (a cast) must still list the mappings another model holds
+    from safetensors.torch import load_file, save_file
+    path = tmp_path / "other.safetensors"
+    save_file({"w": torch.ones(4096, 64)}, path)
+    other = load_file(path)  # held while the census runs: its file stays mapped
+    counted = census.census(torch.nn.Linear(8, 8))
+    assert counted.mapped == 0 and counted.ranges == []
+    assert str(path) in [p for _, _, p in counted.maps]
+    del other
