@@ -153,19 +153,22 @@ class Fit:
         return d
 
 
-def need(config, dtype: torch.dtype, weights: int, act: dict, context: int, batch: int) -> tuple[int, int, int]:
-    """(kv bytes, activation bytes, total) at `context` tokens and `batch` sequences."""
-    kv_b = kv.size(config, dtype, context, batch)
+def need(config, dtype: torch.dtype, weights: int, act: dict, context: int, batch: int,
+         keeps: list[int | None] | None = None) -> tuple[int, int, int]:
+    """(kv bytes, activation bytes, total) at `context` tokens and `batch` sequences (`keeps`: `kv.kept(config)`)."""
+    kv_b = kv.size(config, dtype, context, batch, keeps=keeps)
     a = int(batch * (act["per_token"] * context + act["fixed"]))
     return kv_b, a, weights + kv_b + a
 
 
-def largest(config, dtype: torch.dtype, weights: int, act: dict, batch: int, free: int, limit: int) -> int:
+def largest(config, dtype: torch.dtype, weights: int, act: dict, batch: int, free: int, limit: int,
+            keeps: list[int | None] | None = None) -> int:
     """The longest context (at most `limit`) whose need fits in `free`: need grows with the context."""
+    keeps = keeps or kv.kept(config)  # read once for the ~20 steps of the search
     lo, hi = 0, limit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if need(config, dtype, weights, act, mid, batch)[2] <= free:
+        if need(config, dtype, weights, act, mid, batch, keeps)[2] <= free:
             lo = mid
         else:
             hi = mid - 1
@@ -215,12 +218,13 @@ def fit(cfg: ModelConfig, dtype: devices.Dtype, context: int, batch: int, loaded
                    bytes=torch.empty((), dtype=tdtype).element_size(), total=per_token),
               kv.sliding(cfg.config), act, beyond_model=ctx_len is not None and context > ctx_len)
     limit = ctx_len or 1 << 20
+    keeps = kv.kept(cfg.config)  # read once: every device's need and largest context use it
     for d in devices.discover():
         if not d.available or d.id == "auto":
             continue
         free, where = free_memory(d.id, loaded if same else None)
-        kv_b, a, total = need(cfg.config, tdtype, weights, act, context, batch)
-        top = largest(cfg.config, tdtype, weights, act, batch, free, limit)
+        kv_b, a, total = need(cfg.config, tdtype, weights, act, context, batch, keeps)
+        top = largest(cfg.config, tdtype, weights, act, batch, free, limit, keeps)
         out.devices.append(DeviceFit(d.id, free, where, weights, kv_b, a, total, total <= free and not out.beyond_model,
                                      top, capped=ctx_len is not None and top == ctx_len))
     return out
@@ -235,9 +239,10 @@ def check_context(loaded, tokens: int, batch: int = 1) -> None:
     weights = _weights_on(loaded, dev)
     act = activation(model, loaded.device, measure=False)  # measured once asked for ("Will it fit?"), else the config's
     free, _ = free_memory(dev, loaded)
-    kv_b, a, total = need(model.config, tdtype, weights, act, tokens, batch)
+    keeps = kv.kept(model.config)
+    kv_b, a, total = need(model.config, tdtype, weights, act, tokens, batch, keeps)
     if total > free:
-        top = largest(model.config, tdtype, weights, act, batch, free, tokens)
+        top = largest(model.config, tdtype, weights, act, batch, free, tokens, keeps)
         raise UserError.of("err.context_memory", tokens=tokens, device=dev, need=fmt_bytes(total),
                            kv=fmt_bytes(kv_b), act=fmt_bytes(a), weights=fmt_bytes(weights), free=fmt_bytes(free),
                            top=top, how=said("fit.act.short.measured" if act["measured"] else "fit.act.short.config"))
