@@ -60,9 +60,6 @@ MUTABLE_GLOBALS = {
                                                  "the lab saves (torch's tagger registry is process-wide)",
     "playground.lab.scenarios.checkpoints._register_tagger": "registers that tagger with torch.serialization once per "
                                                              "process (a registration cannot be undone)",
-    "playground.load.synthetic._COMPLETE": "per synthetic model, its files' sizes, inodes and times when the full "
-                                           "integrity check last found it complete: the files are the process's "
-                                           "(and every visitor's), and any change to one makes the check run again",
     "playground.load.synthetic._LOCK": "one synthetic-model build at a time in this process (a file lock serialises "
                                        "processes)",
     "playground.web.serve._EXITING": "taken by whichever shutdown path comes first (the close or the deadline timer), "
@@ -74,8 +71,9 @@ MUTABLE_GLOBALS = {
     "playground.hw.devices.cpu_name": "the CPU's model name, read once from /proc/cpuinfo",
     "playground.hw.devices.cpu_flags": "the CPU's instruction-set flags, read once from /proc/cpuinfo",
     "playground.load.checkpoint._READ": "per checkpoint folder, what was read from its files (its config, its "
-                                        "safetensors headers, the checks it passed) with the files' sizes, inodes and "
-                                        "times then: the files are the process's, and a change to one reads it again",
+                                        "safetensors headers, the checks it passed, a synthetic model's integrity) "
+                                        "with the files' sizes, inodes and times then: the files are the process's "
+                                        "(and every visitor's), and a change to one reads it again",
     "playground.load.synthetic._config": "each synthetic model's config, built from its published spec and the bundled "
                                          "tokenizer's vocabulary (both fixed): callers get a copy",
     "playground.load.synthetic._bundled_vocab": "the bundled tokenizer's size and special ids, which every synthetic "

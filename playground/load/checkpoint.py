@@ -50,10 +50,11 @@ def signature(folder: str | Path, also: Iterable[Path] = ()) -> tuple | None:
 _READ: dict[tuple[str, str], tuple[tuple, object]] = {}  # (what, folder) -> (its signature, what was read then)
 
 
-def read_once(what: str, folder: str | Path, read: Callable[[], T]) -> T:
-    """`read()` about `folder` (its config, its headers, a check it passed), read again only once a file in it
-    changed (`signature`); a copy, so that no caller changes another's. A reading that raises is not kept."""
-    key, sig = (what, str(folder)), signature(folder)
+def read_once(what: str, folder: str | Path, read: Callable[[], T], also: Iterable[Path] = ()) -> T:
+    """`read()` about `folder` (its config, its headers, a check it passed), read again only once a file in it (or
+    one of `also`, files the reading depends on too) changed (`signature`); a copy, so that no caller changes
+    another's. A reading that raises is not kept."""
+    key, sig = (what, str(folder)), signature(folder, also)
     kept = _READ.get(key)
     if sig is None or kept is None or kept[0] != sig:
         value = read()
@@ -190,4 +191,4 @@ def disk_bytes(folder: Path | None) -> int:
 
 
 def _disk_bytes(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder and folder.is_dir() else 0
+    return sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder.is_dir() else 0

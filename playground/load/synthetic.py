@@ -185,28 +185,14 @@ def problem(name: str) -> Said | None:
     truncated or missing weights file, a config.json that does not parse or describes another
     model, a missing tokenizer file); None when it is complete.
 
-    A checkpoint found complete is not read again while none of its files, nor the bundled tokenizer's that
-    it copies, changed size, inode or modification time since (`_signature`): the full check parses
-    config.json twice and compares the tokenizer byte for byte, ~10 ms that every load would pay again."""
+    The answer is not worked out again while none of its files, nor the bundled tokenizer's that it copies,
+    changed size, inode or modification time since (`checkpoint.read_once`): the full check parses config.json
+    twice and compares the tokenizer byte for byte, ~10 ms that every load would pay again."""
     _check_name(name)
     out = folder(name)
-    signature = _signature(out)
-    if signature is not None and _COMPLETE.get(name) == signature:
-        return None
-    why = integrity.synthetic_problem(out, name, config(name), BUNDLED_DIR)
-    if why is None and signature is not None:
-        _COMPLETE[name] = signature
-    else:
-        _COMPLETE.pop(name, None)
-    return why
-
-
-_COMPLETE: dict[str, tuple] = {}  # name -> the files' signature when the full check last found it complete
-
-
-def _signature(out: Path) -> tuple | None:
-    """The checkpoint folder's files and the bundled tokenizer files it copies (`checkpoint.signature`)."""
-    return checkpoint.signature(out, also=[BUNDLED_DIR / f for f in integrity.TOKENIZER_FILES])
+    return checkpoint.read_once("synthetic", out,
+                                lambda: integrity.synthetic_problem(out, name, config(name), BUNDLED_DIR),
+                                also=[BUNDLED_DIR / f for f in integrity.TOKENIZER_FILES])
 
 
 def ensure(name: str, progress: Progress | None = None) -> Path:

@@ -56,7 +56,7 @@ def test_a_checkpoint_found_complete_is_not_read_again_until_a_file_changes(ckpt
     name = "synthetic/gpt2-small"
     monkeypatch.setattr(synthetic, "folder", lambda n: ckpt)
     monkeypatch.setattr(synthetic, "config", lambda n: expected)
-    monkeypatch.setattr(synthetic, "_COMPLETE", {})
+    monkeypatch.setattr(checkpoint, "_READ", {})
     full = []
     check = integrity.synthetic_problem
     monkeypatch.setattr(integrity, "synthetic_problem", lambda *a: full.append(a) or check(*a))
