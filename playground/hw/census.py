@@ -122,15 +122,12 @@ def _holds_any(ptrs: list[int], lo: int, hi: int) -> bool:
     return i < len(ptrs) and ptrs[i] < hi
 
 
-_PLAIN = (torch.Tensor, torch.nn.Parameter)  # tensors that hold their own bytes (no subclass wrapping others)
-
-
 def leaves(t: torch.Tensor) -> list[torch.Tensor]:
     """The plain tensors that hold `t`'s bytes: `t` itself, or for a tensor subclass that wraps others (torchao's
     quantized weights: `Int8Tensor` holds int8 values, a scale per row and a zero point) its inner tensors, named
     by its `__tensor_flatten__`, recursively. The wrapper reports the shape and dtype of the weight it stands for
     (a float32 [out, in] matrix) and owns no storage of its own."""
-    if type(t) in _PLAIN or not hasattr(t, "__tensor_flatten__"):
+    if type(t) in (torch.Tensor, torch.nn.Parameter) or not hasattr(t, "__tensor_flatten__"):
         return [t]
     names, _meta = t.__tensor_flatten__()
     out: list[torch.Tensor] = []
@@ -227,7 +224,7 @@ def census(model: torch.nn.Module) -> Census:
     named: dict[torch.device, str] = {}  # a model's tensors lie on a device or two: each named once
     for t in ts:
         dev = named.get(t.device) or named.setdefault(t.device, devices.name(t.device))
-        held = [t] if type(t) in _PLAIN else leaves(t)  # a quantized weight's storages are its inner tensors'
+        held = leaves(t)  # a quantized weight's storages are its inner tensors'
         by_device[dev] = by_device.get(dev, 0) + sum(x.nbytes for x in held)
         if dev == "cpu":
             cpu += held

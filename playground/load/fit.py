@@ -164,7 +164,7 @@ def need(config, dtype: torch.dtype, weights: int, act: dict, context: int, batc
 def largest(config, dtype: torch.dtype, weights: int, act: dict, batch: int, free: int, limit: int,
             keeps: list[int | None] | None = None) -> int:
     """The longest context (at most `limit`) whose need fits in `free`: need grows with the context."""
-    keeps = keeps or kv.kept(config)  # read once for the ~20 steps of the search
+    keeps = kv.kept(config) if keeps is None else keeps  # read once for the ~20 steps of the search
     lo, hi = 0, limit
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -212,13 +212,13 @@ def fit(cfg: ModelConfig, dtype: devices.Dtype, context: int, batch: int, loaded
     same = loaded is not None and loaded.report.model == cfg.source.name and loaded.report.dtype == resolved
     act = activation(loaded.model, loaded.device) if same else activation_from_config(cfg.config, tdtype)
     shape = kv.shape(cfg.config)
-    per_token = kv.per_token(cfg.config, tdtype)
+    keeps = kv.kept(cfg.config)  # read once: the per-token figure, the windows, every device's need and largest context
+    per_token = kv.per_token(cfg.config, tdtype, keeps)
     out = Fit(cfg.source.name, resolved, context, batch, ctx_len, per_token,
               said("est.kv_formula", layers=shape["layers"], kv_heads=shape["kv_heads"], head_dim=shape["head_dim"],
                    bytes=torch.empty((), dtype=tdtype).element_size(), total=per_token),
-              kv.sliding(cfg.config), act, beyond_model=ctx_len is not None and context > ctx_len)
+              kv.sliding(cfg.config, keeps), act, beyond_model=ctx_len is not None and context > ctx_len)
     limit = ctx_len or 1 << 20
-    keeps = kv.kept(cfg.config)  # read once: every device's need and largest context use it
     for d in devices.discover():
         if not d.available or d.id == "auto":
             continue

@@ -58,17 +58,19 @@ def size(config, dtype: torch.dtype, tokens: int, batch: int = 1, keeps: list[in
     head_dim x element size x the tokens that layer keeps (`keeps`: `kept(config)`, when read already: reading
     it walks Transformers' per-layer config, ~1 ms)."""
     per = _per_layer_token(config, dtype, batch)
-    return sum(per * (tokens if keep is None else min(tokens, keep)) for keep in keeps or kept(config))
+    keeps = kept(config) if keeps is None else keeps
+    return sum(per * (tokens if keep is None else min(tokens, keep)) for keep in keeps)
 
 
 def per_token(config, dtype: torch.dtype, keeps: list[int | None] | None = None) -> int:
     """What one more token adds while no sliding window is full: 2 x kv_heads x head_dim x element size for each
     layer that keeps tokens (a layer reusing another's cache adds nothing)."""
-    return _per_layer_token(config, dtype) * sum(1 for keep in keeps or kept(config) if keep != 0)
+    keeps = kept(config) if keeps is None else keeps
+    return _per_layer_token(config, dtype) * sum(1 for keep in keeps if keep != 0)
 
 
-def sliding(config) -> dict | None:
+def sliding(config, keeps: list[int | None] | None = None) -> dict | None:
     """{"layers": how many slide, "of": layers, "window": the largest window} when any layer slides."""
-    keeps = kept(config)
+    keeps = kept(config) if keeps is None else keeps
     slides = [k for k in keeps if k]
     return dict(layers=len(slides), of=len(keeps), window=max(slides) + 1) if slides else None
