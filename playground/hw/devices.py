@@ -302,15 +302,25 @@ def name(device: torch.device | str) -> str:
 
 
 @contextlib.contextmanager
-def without_cudnn_attention():
-    """Scaled dot-product attention without cuDNN's backend while the block runs (PyTorch prefers it on Hopper for
-    float16 and bfloat16; its execution graph is built per sequence length). Process-wide, restored after."""
+def cudnn_attention(enabled: bool):
+    """Scaled dot-product attention with cuDNN's backend allowed (or not) while the block runs: process-wide, the
+    setting before it restored after."""
     was = torch.backends.cuda.cudnn_sdp_enabled()
-    torch.backends.cuda.enable_cudnn_sdp(False)
+    torch.backends.cuda.enable_cudnn_sdp(enabled)
     try:
         yield
     finally:
         torch.backends.cuda.enable_cudnn_sdp(was)
+
+
+# PyTorch's SDPA prefers cuDNN's attention for float16 and bfloat16 on Hopper GPUs. cuDNN builds an execution graph
+# for each new shape and PyTorch caches it per thread (aten/src/ATen/native/cudnn/MHA.cpp, `thread_local`: cuDNN's
+# plans are not guaranteed thread-safe). This server generates in a fresh thread per request and every decode step
+# is a new length, so each token paid a graph build: on an H200 the page's float16 and bfloat16 decode ran at 24
+# tokens/s against bare Transformers' 330 on a warm thread (docs/gpu.md). The flash and memory-efficient backends
+# build nothing per shape and decoded as fast as cuDNN's warm one, so cuDNN's is off in this process, for the
+# playground's runs and the bench's bare side alike. A flag only: no CUDA call, nothing changes on a CPU.
+torch.backends.cuda.enable_cudnn_sdp(False)
 
 
 def torch_device_of(model: torch.nn.Module) -> torch.device:

@@ -8,13 +8,16 @@ and keeps what they return. A step with no CPU part is never started without a G
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import asdict
 
 import torch
 
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
 from playground.hw import bandwidth, devices, ledger, memory, pcie
-from playground.load import loader, migration, straight, synthetic
+from playground.load import catalog, loader, migration, straight, synthetic
+from playground.run import compare
 from playground.tools import bench, bench_sides, report, selfcheck
 
 ONE_B = "synthetic/llama-1b"  # Llama 3.2 1B's shape, random weights: ~1.0B parameters with the bundled vocabulary
@@ -117,12 +120,13 @@ def decode_parity(device: str) -> dict:
     case = bench.run_case(ONE_B, device, "bfloat16", runs=3, warmup=1, n=NEW_TOKENS, with_control=False)
     out = {k: case[k] for k in ("model", "device", "dtype", "runs", "warmup", "max_new_tokens", "same_token_count",
                                 "medians", "ratios", "info", "runs_detail")}
-    # the H200's bfloat16 decode ran at a tenth of float32's: bare generate() again with cuDNN's attention off
+    # both sides above ran with cuDNN's attention off (hw/devices.py); bare generate() again with it on, here on
+    # this step's one thread (its per-thread graph cache warm after the first run, which is dropped)
     path = str(synthetic.ensure(ONE_B))
-    with devices.without_cudnn_attention():
+    with devices.cudnn_attention(True):
         runs = [bench_sides.bare_run(path, device, "bfloat16", bench.PROMPT, NEW_TOKENS) for _ in range(3)][1:]
-    out["bare_without_cudnn_attention"] = [{k: r[k] for k in ("ttft_seconds", "new_tokens", "decode_seconds",
-                                                             "tokens_per_second")} for r in runs]
+    out["bare_with_cudnn_attention"] = [{k: r[k] for k in ("ttft_seconds", "new_tokens", "decode_seconds",
+                                                          "tokens_per_second")} for r in runs]
     return out
 
 
@@ -143,3 +147,147 @@ def placement(device: str) -> dict:
     rep = report.run_report(BUNDLED_NAME, None, "float32", max_new_tokens=8, temperature=0, limits=limits).to_dict()
     return dict(limits=limits, placement=rep["placement"], tokens_per_second=rep["tokens_per_second"],
                 new_tokens=rep["new_tokens"], load_seconds=rep["load_seconds"], ledger=rep["load"]["ledger"])
+
+
+# the attention paths half_precision times: Transformers' attn_implementation, whether cuDNN's SDPA is allowed, and
+# whether each timed run is on a thread of its own (cuDNN's graphs are cached per thread: a fresh one starts empty)
+ATTENTION = (("sdpa", True, False), ("sdpa", True, True), ("sdpa", False, False), ("eager", False, False))
+
+
+def half_precision(device: str) -> dict:
+    """Why float16 and bfloat16 decoded at a tenth of float32's rate on the H200 (2026-11-27: 25.7 and 24.2 against
+    269 tok/s, the bundled model): bare Transformers' greedy `generate()` of the bundled model per dtype and per
+    attention path (SDPA with cuDNN's backend on: on the warm-up's thread, then each run on a fresh thread; SDPA with
+    it off, as the playground runs; Transformers' eager attention), a warm-up then 2 timed runs each, the device
+    synchronised around each; then one profile per dtype of a generation (SDPA without cuDNN): the top operations by
+    device time and by host time. On the CPU (its CPU part) float32, 8 tokens, SDPA and eager."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gpu = _gpu(device)
+    n = NEW_TOKENS if gpu else 8
+    names = ("float32", "float16", "bfloat16") if gpu else ("float32",)
+    tok = AutoTokenizer.from_pretrained(BUNDLED_DIR)
+    ids = tok(bench.PROMPT, return_tensors="pt").to(device)
+    rows, profiles = [], {}
+    for name in names:
+        model = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, dtype=bench_sides.TORCH_DTYPES[name]).to(device)
+        model.eval()
+
+        def generate(k: int):
+            return model.generate(**ids, max_new_tokens=k, min_new_tokens=k, do_sample=False,
+                                  pad_token_id=tok.eos_token_id)
+
+        for attn, cudnn, fresh in ATTENTION:
+            if not gpu and (cudnn or fresh):
+                continue
+            row = dict(dtype=name, attention=attn, cudnn_sdp=cudnn if gpu else None, fresh_thread=fresh, runs=[])
+
+            def timed():
+                with torch.inference_mode():  # thread-local, as the graph cache is
+                    devices.sync(device)
+                    t0 = time.perf_counter()
+                    generate(1)
+                    devices.sync(device)
+                    t1 = time.perf_counter()
+                    out = generate(n)
+                    devices.sync(device)
+                    t2 = time.perf_counter()
+                new = int(out.shape[-1] - ids["input_ids"].shape[-1])
+                decode = (t2 - t1) - (t1 - t0)  # generate(n) - generate(1): n-1 decode steps
+                row["runs"].append(dict(ttft_seconds=t1 - t0, new_tokens=new, decode_seconds=decode,
+                                        tokens_per_second=(new - 1) / decode if decode > 0 else None))
+
+            try:
+                model.set_attn_implementation(attn)
+                with devices.cudnn_attention(cudnn):
+                    with torch.inference_mode():
+                        generate(n)  # the warm-up, on this thread: kernels loaded, autotuned, graphs built
+                    for _ in range(2):
+                        if fresh:
+                            failed = []
+                            t = threading.Thread(target=lambda: _catch(timed, failed))
+                            t.start()
+                            t.join()
+                            if failed:
+                                raise failed[0]
+                        else:
+                            timed()
+            except Exception as e:  # one path's failure is a finding, not the step's end
+                row["error"] = f"{type(e).__name__}: {e}"[:500]
+            rows.append(row)
+        model.set_attn_implementation("sdpa")
+        profiles[name] = _profile(device, lambda: generate(16), 12)
+        del model
+        memory.release_memory()
+    return dict(model=BUNDLED_NAME, prompt_tokens=int(ids["input_ids"].shape[-1]), new_tokens=n, rows=rows,
+                profiles=profiles, versions={"torch": torch.__version__,
+                                             "cudnn": torch.backends.cudnn.version() if gpu else None})
+
+
+def _catch(fn, into: list) -> None:
+    try:
+        fn()
+    except Exception as e:  # handed back to the step's thread
+        into.append(e)
+
+
+def _profile(device: str, work, top: int) -> dict:
+    """One run of `work` under torch.profiler (after the caller's warm-up): its `top` operations by device time
+    (on a GPU) and by host time, each with its calls and microseconds."""
+    from torch.profiler import ProfilerActivity, profile
+
+    gpu = _gpu(device)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
+    with torch.inference_mode(), profile(activities=acts) as prof:
+        work()
+        devices.sync(device)
+    events = prof.key_averages()
+
+    def rows(key):
+        chosen = sorted(events, key=key, reverse=True)[:top]
+        return [dict(op=e.key[:120], calls=e.count, self_device_us=round(_device_us(e), 1),
+                     self_host_us=round(e.self_cpu_time_total, 1)) for e in chosen]
+
+    return dict(by_device=rows(_device_us) if gpu else [], by_host=rows(lambda e: e.self_cpu_time_total),
+                device_us=round(sum(_device_us(e) for e in events), 1),
+                host_us=round(sum(e.self_cpu_time_total for e in events), 1))
+
+
+def _device_us(e) -> float:
+    return float(getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0) or 0)
+
+
+def dtypes(device: str) -> dict:
+    """The dtype lab on the device: Compare's rows (`compare.run`, the page's own path: a warm-up, then timed runs,
+    and how much the tokens and logits change against the first float32 row) for the bundled model in float32,
+    float16, bfloat16, int8 and int4, and the 1B model in bfloat16 and int8 (torchao's weight-only
+    quantization on the GPU). On the CPU (its CPU part) the bundled model in float32 and int8, 8 tokens, one run."""
+    gpu = _gpu(device)
+    plans = [(BUNDLED_NAME, ("float32", "float16", "bfloat16", "int8", "int4") if gpu else ("float32", "int8"))]
+    if gpu:
+        plans.append((ONE_B, ("bfloat16", "int8")))
+    out = []
+    for name, names in plans:
+        try:
+            if name == ONE_B:
+                synthetic.ensure(ONE_B)
+            rows = compare.run(catalog.resolve(name), compare.parse_pairs([f"{device}/{d}" for d in names]),
+                               NEW_TOKENS if gpu else 8, runs=2 if gpu else 1)
+            out.append(dict(model=name, rows=[_row(r) for r in rows]))
+        except Exception as e:  # one model's failure is a finding, not the step's end
+            out.append(dict(model=name, error=f"{type(e).__name__}: {e}"[:800]))
+    return dict(models=out)
+
+
+ROW_FIELDS = ("pair", "status", "weights_bytes", "ttft_s", "decode_tokens", "decode_tokens_per_s",
+              "run_decode_tokens_per_s", "prefill_tokens_per_s", "peak_vram", "bound_tokens_per_s",
+              "percent_of_bound", "new_tokens")
+
+
+def _row(r) -> dict:
+    d = compare._as_dicts([r])[0]
+    kept = {k: d.get(k) for k in ROW_FIELDS}
+    kept.update({k: v for k, v in d.items() if k.startswith(("agree", "logit", "profile", "top_op", "quant"))})
+    if d.get("error"):
+        kept["error"] = str(d["error"])[:500]
+    return kept

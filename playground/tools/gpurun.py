@@ -56,6 +56,8 @@ STEPS = (
     Step("h2d", 40, False, "h2d"),
     Step("straight_vs_move", 90, True, "straight_vs_move"),
     Step("ledger_decode", 90, True, "ledger_decode"),
+    Step("half_precision", 90, True, "half_precision"),  # why float16/bfloat16 decoded at a tenth of float32's
+    Step("dtypes", 120, True, "dtypes"),  # Compare's rows per dtype, int8 and int4 (torchao) included
     Step("decode_parity", 120, False, "decode_parity"),  # the bench's parity case on the GPU: bare against the page
     Step("break_it", 120, False, "break_it"),
     Step("placement", 60, True, "placement"),

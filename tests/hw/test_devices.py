@@ -136,3 +136,20 @@ def test_sync_waits_for_the_named_device_only(monkeypatch):
     devices.sync("cuda:1")
     devices.sync("mps")
     assert waited == [("cuda", "cuda:1"), ("mps", None)]  # the GPU named, not the current one
+
+
+def test_the_hardware_layer_turns_cudnns_attention_off_for_the_whole_process():
+    """cuDNN's SDPA graphs are cached per thread and the server generates in a fresh thread per request: on an H200
+    every float16/bfloat16 decode step paid a graph build (docs/gpu.md, 2026-11-28). Importing the layer that owns the
+    device APIs turns the backend off; a fresh interpreter shows PyTorch's default beside it."""
+    code = ("import torch; before = torch.backends.cuda.cudnn_sdp_enabled(); import playground.hw.devices; "
+            "print(before, torch.backends.cuda.cudnn_sdp_enabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True", "False"], out.stdout + out.stderr
+
+
+def test_cudnn_attention_sets_the_flag_inside_the_block_and_restores_it():
+    was = torch.backends.cuda.cudnn_sdp_enabled()
+    with devices.cudnn_attention(not was):
+        assert torch.backends.cuda.cudnn_sdp_enabled() is (not was)
+    assert torch.backends.cuda.cudnn_sdp_enabled() is was

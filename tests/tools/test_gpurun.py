@@ -129,6 +129,14 @@ def test_the_prepared_run_rehearses_here_its_gpu_steps_skipped_with_their_reason
     assert steps["straight_vs_move"]["result"]["same_weights"]
     tiers = steps["placement"]["result"]["placement"]["by_tier"]
     assert tiers.get("disk", 0) > 0 and sum(tiers.values()) > 0
+    half = steps["half_precision"]["result"]
+    assert half["rows"] and all(r["runs"] and all(x["new_tokens"] == half["new_tokens"] for x in r["runs"])
+                                for r in half["rows"]), half["rows"]
+    assert half["profiles"]["float32"]["by_host"], half["profiles"]
+    rows = {r["pair"]: r for m in steps["dtypes"]["result"]["models"] for r in m["rows"]}
+    assert rows["cpu/int8"]["status"] == "ok" and rows["cpu/int8"]["agree_compared"] > 0, rows
+    quant = rows["cpu/int8"]["quantized"]  # which weight matrices became int8, which were skipped and why
+    assert quant["quantized"] + sum(s["count"] for s in quant["skipped"]) > 0 and rows["cpu/float32"]["quantized"] is None
     assert not (out / "work").exists()
 
 
