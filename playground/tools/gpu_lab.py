@@ -15,7 +15,8 @@ from playground.lab import harness, scenarios, target
 
 def break_it(device: str) -> dict:
     """Every break-it scenario with its GPU side on this GPU (the page's target), each caught on its own: what it
-    raised, whether for real or simulated (a two-GPU mistake on one GPU), whether that is what its data expects."""
+    raised, whether for real or simulated (a two-GPU mistake on one GPU), whether that is what its data expects,
+    and whether its fix ran as written (what it raised where it did not)."""
     page = target.page()
     rows = []
     for sid, sc in scenarios.SCENARIOS.items():
@@ -34,7 +35,10 @@ def break_it(device: str) -> dict:
                          warnings=len(r.warnings), cannot_run=as_text(r.cannot_run), as_expected=not problems,
                          problems=problems, fix_ok=r.fix_ok, notes=[n.text("en") for n in r.notes],
                          measured=as_text(r.measured), seconds=r.seconds))
+        if not r.fix_ok:  # what the fix raised and printed: the next GPU session reads it from the JSON
+            rows[-1].update(fix_error=r.fix_error[:1000], fix_output=r.fix_output[-1000:])
     return dict(target=str(page), scenarios=rows,
                 raised_for_real=[r["id"] for r in rows if r.get("raised_for_real")],
                 simulated=[r["id"] for r in rows if r.get("simulated")],
-                not_as_expected=[r["id"] for r in rows if r.get("crashed") or not r.get("as_expected", True)])
+                not_as_expected=[r["id"] for r in rows if r.get("crashed") or not r.get("as_expected", True)],
+                fix_failed=[r["id"] for r in rows if "fix_ok" in r and not r["fix_ok"]])

@@ -180,15 +180,18 @@ def child(name: str, out: Path) -> int:
 
 def findings(name: str, entry: dict) -> list[str]:
     """What a step that ran found wrong, in a line each: device tests that failed, scenarios that did not do what
-    their data expects on this GPU."""
+    their data expects on this GPU, fixes that did not run as written."""
     r = entry.get("result") or {}
     if entry["status"] in (ERROR, TIMEOUT):
         return [f"{name}: {entry['status']}"]
     if name == "selfcheck" and not r.get("ok", True):
         return [f"selfcheck: {r['failed']} device tests failed"]
+    found = []
     if name == "break_it" and r.get("not_as_expected"):
-        return [f"break_it: not as expected on {r['target']}: {', '.join(r['not_as_expected'])}"]
-    return []
+        found.append(f"break_it: not as expected on {r['target']}: {', '.join(r['not_as_expected'])}")
+    if name == "break_it" and r.get("fix_failed"):
+        found.append(f"break_it: the fix failed on {r['target']}: {', '.join(r['fix_failed'])}")
+    return found
 
 
 def run(out: Path, budget: float = BUDGET, only: list[str] | None = None, keep: bool = False,

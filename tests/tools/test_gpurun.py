@@ -167,3 +167,12 @@ def test_the_self_check_on_this_machine_gives_each_device_test_a_verdict_and_its
     missing = {c["name"] for c in tests
                if f"`{c['name']}`" not in section and not any(c["test"].startswith(f) for f in folders)}
     assert missing == set()
+
+
+def test_a_fix_that_fails_on_the_gpu_is_a_finding():
+    """The H200's run of 2026-11-28 had one scenario whose fix failed on the GPU host while the run said ok: a fix
+    that does not run as written is a finding, named with its scenario."""
+    entry = {"status": "ok", "result": {"target": "cuda:0", "not_as_expected": [], "fix_failed": ["offloaded-moved"]}}
+    assert gpurun.findings("break_it", entry) == ["break_it: the fix failed on cuda:0: offloaded-moved"]
+    entry["result"]["fix_failed"] = []
+    assert gpurun.findings("break_it", entry) == []
