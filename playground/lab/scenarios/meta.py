@@ -29,12 +29,13 @@ with torch.inference_mode():
 print("the same logits as the model from_pretrained built:", same)
 assert same
 """
-DISPATCH = """
+DEVICE_MAP = """
 n = model.config.n_layer                    # GPT-2's blocks: transformer.h.0 ... h.{n-1}
 device_map = {"transformer.wte": device, "transformer.wpe": device, "transformer.drop": device,
               "transformer.ln_f": device, "lm_head": device,
               **{f"transformer.h.{i}": device if i < n // 2 else "disk" for i in range(n)}}
-model = dispatch_model(model, device_map=device_map, main_device=device, offload_dir=tempfile.mkdtemp())
+"""
+DISPATCH = DEVICE_MAP + """model = dispatch_model(model, device_map=device_map, main_device=device, offload_dir=tempfile.mkdtemp())
 """
 
 
@@ -214,8 +215,8 @@ model = dispatch_model(model, device_map=device_map,   # some blocks -> "disk"
 model = model.to("cpu")
 """,
     after="""
-model = dispatch_model(model, device_map=device_map,
-                       main_device="cpu", offload_dir=folder)
+model = AutoModelForCausalLM.from_pretrained(path, device_map=device_map,
+                                             offload_folder=folder)   # the same map
 print(model.hf_device_map)   # leave placement to the hooks
 output = generate(model, input_ids)
 """,
@@ -225,7 +226,10 @@ output = generate(model, input_ids)
     bundled_only=True,
     script=Script("lm", imports="import tempfile\nfrom accelerate import dispatch_model", broken=DISPATCH + """
 model = model.to(device)     # Accelerate's wrapper of .to(): offloaded weights are meta until their forward
-""", fix=DISPATCH + """
+""", fix=DEVICE_MAP + """
+# the same map given to from_pretrained: each weight is read from the checkpoint straight to its place, the
+# offloaded blocks to the folder (Transformers calls dispatch_model for it), none is copied through RAM first
+model = AutoModelForCausalLM.from_pretrained(path, device_map=device_map, offload_folder=tempfile.mkdtemp())
 print(model.hf_device_map)   # leave the placement to Accelerate's hooks, and call the model as it is
 input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to(device)
 with torch.inference_mode():
