@@ -13,6 +13,8 @@ import time
 from dataclasses import asdict
 
 import torch
+from torch.profiler import ProfilerActivity, profile
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
 from playground.hw import bandwidth, devices, ledger, memory, pcie
@@ -161,8 +163,6 @@ def half_precision(device: str) -> dict:
     it off, as the playground runs; Transformers' eager attention), a warm-up then 2 timed runs each, the device
     synchronised around each; then one profile per dtype of a generation (SDPA without cuDNN): the top operations by
     device time and by host time. On the CPU (its CPU part) float32, 8 tokens, SDPA and eager."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     gpu = _gpu(device)
     n = NEW_TOKENS if gpu else 8
     names = ("float32", "float16", "bfloat16") if gpu else ("float32",)
@@ -170,7 +170,8 @@ def half_precision(device: str) -> dict:
     ids = tok(bench.PROMPT, return_tensors="pt").to(device)
     rows, profiles = [], {}
     for name in names:
-        model = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, dtype=bench_sides.TORCH_DTYPES[name]).to(device)
+        model = AutoModelForCausalLM.from_pretrained(BUNDLED_DIR, dtype=bench_sides.TORCH_DTYPES[name],
+                                                     use_safetensors=True).to(device)
         model.eval()
 
         def generate(k: int):
@@ -234,8 +235,6 @@ def _catch(fn, into: list) -> None:
 def _profile(device: str, work, top: int) -> dict:
     """One run of `work` under torch.profiler (after the caller's warm-up): its `top` operations by device time
     (on a GPU) and by host time, each with its calls and microseconds."""
-    from torch.profiler import ProfilerActivity, profile
-
     gpu = _gpu(device)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
     with torch.inference_mode(), profile(activities=acts) as prof:
@@ -285,7 +284,7 @@ ROW_FIELDS = ("pair", "status", "weights_bytes", "ttft_s", "decode_tokens", "dec
 
 
 def _row(r) -> dict:
-    d = compare._as_dicts([r])[0]
+    d = r.to_dict()
     kept = {k: d.get(k) for k in ROW_FIELDS}
     kept.update({k: v for k, v in d.items() if k.startswith(("agree", "logit", "profile", "top_op", "quant"))})
     if d.get("error"):
