@@ -8,7 +8,6 @@ and keeps what they return. A step with no CPU part is never started without a G
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import asdict
 
@@ -16,6 +15,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from playground.core import threads
 from playground.core.paths import BUNDLED_DIR, BUNDLED_NAME
 from playground.hw import bandwidth, devices, ledger, memory, pcie
 from playground.load import catalog, loader, migration, straight, synthetic
@@ -204,13 +204,8 @@ def half_precision(device: str) -> dict:
                     with torch.inference_mode():
                         generate(n)  # the warm-up, on this thread: kernels loaded, autotuned, graphs built
                     for _ in range(2):
-                        if fresh:
-                            failed = []
-                            t = threading.Thread(target=lambda: _catch(timed, failed))
-                            t.start()
-                            t.join()
-                            if failed:
-                                raise failed[0]
+                        if fresh:  # a thread of its own, whose graph cache starts empty
+                            threads.run(timed)
                         else:
                             timed()
             except Exception as e:  # one path's failure is a finding, not the step's end
@@ -223,13 +218,6 @@ def half_precision(device: str) -> dict:
     return dict(model=BUNDLED_NAME, prompt_tokens=int(ids["input_ids"].shape[-1]), new_tokens=n, rows=rows,
                 profiles=profiles, versions={"torch": torch.__version__,
                                              "cudnn": torch.backends.cudnn.version() if gpu else None})
-
-
-def _catch(fn, into: list) -> None:
-    try:
-        fn()
-    except Exception as e:  # handed back to the step's thread
-        into.append(e)
 
 
 def _profile(device: str, work, top: int) -> dict:
