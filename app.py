@@ -4,6 +4,10 @@ from playground.core import settings
 
 settings.check_or_exit()  # every PLAYGROUND_* variable, before anything heavy: a malformed one is one line, exit 2
 
+from playground.hw import openmp  # noqa: E402
+
+openmp.bind_before_torch()  # the first torch import: each OpenMP worker on a core of its own (hw/openmp.py)
+
 from playground.hw import zerogpu  # noqa: E402
 
 ZERO = zerogpu.status()  # on ZeroGPU this imports `spaces` first, before torch touches CUDA

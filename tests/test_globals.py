@@ -24,6 +24,8 @@ from tests.test_layers import PACKAGE, TOP, package
 # are locks around process-wide effects, caches of what does not change while the process runs, and the
 # resident objects those caches keep.
 MUTABLE_GLOBALS = {
+    "playground.hw.openmp.BOUND": "whether torch's OpenMP threads were bound to cores when torch was first imported, "
+                                  "and why: libgomp reads that once per process",
     "playground.hw.cpu_threads.CURRENT": "the torch thread count the server chose at start-up and why: torch's own "
                                          "setting is process-wide, and the devices panel and stats say why it is that",
     # the models visitors load

@@ -27,6 +27,7 @@ from playground.core import settings
 from playground.core.errors import UserError
 from playground.core.inputs import DEFAULT_PROMPT, SAMPLED
 from playground.core.paths import BUNDLED_NAME
+from playground.hw import openmp
 from playground.tools.console import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Parser, one_line,
                                       quiet_libraries, stdout_to_stderr)
 
@@ -195,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "_run", None):
             raise UserError("no command given. Commands: " + ", ".join(COMMANDS) + " (see: python -m playground --help)")
         settings.read()  # every PLAYGROUND_* variable, before any work: a malformed one is the line below
+        openmp.bind_before_torch()  # the first torch import: each OpenMP worker on a core of its own
         quiet_libraries()
         return args._run(args)
     except UserError as e:
