@@ -233,9 +233,10 @@ def machine() -> dict:
 
 def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_tokens: int | None = None,
         with_cold_start: bool | None = None, log=lambda msg: None, with_engines: bool | None = None,
-        engines_only: bool = False, profile: bool = False) -> dict:
+        engines_only: bool = False, profile: bool = False, engine_models: tuple[str, ...] = bench_engines.MODELS) -> dict:
     if engines_only:  # the compiled engine against generate() and the bound, nothing else
-        return dict(machine=machine(), engines=bench_engines.run(runs or 5, max_new_tokens or 64, log, profile))
+        return dict(machine=machine(), engines=bench_engines.run(runs or 5, max_new_tokens or 64, log, profile,
+                                                                 engine_models))
     cases = QUICK_CASES if quick else CASES
     runs = runs if runs is not None else (2 if quick else 11)
     n = max_new_tokens if max_new_tokens is not None else (16 if quick else 64)
@@ -261,7 +262,7 @@ def run(quick: bool = False, runs: int | None = None, warmup: int = 1, max_new_t
     # whether the machine kept one speed while the cases were timed: the targets hold "on a quiet machine"
     out["machine_speed"] = steadiness([x for case in out["cases"].values() for x in case["speed_probes"]])
     if with_engines if with_engines is not None else not quick:
-        out["engines"] = bench_engines.run(5, 64, log, profile)
+        out["engines"] = bench_engines.run(5, 64, log, profile, engine_models)
     if quick:
         # A smoke run prints its figures and no verdict: the same generate() moves by +-30% from run to run
         # on this kind of machine, so a median of 2 runs cannot tell 0.97 from 1.00.
@@ -394,6 +395,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m playground.bench"
     parser.add_argument("--no-engines", dest="engines", action="store_false", help="skip the decode-engine section")
     parser.add_argument("--engines-only", action="store_true", help="only the decode-engine section")
     parser.add_argument("--profile", action="store_true", help="with the engine section: profile the compiled steps")
+    parser.add_argument("--engine-model", choices=bench_engines.MODELS, default=None,
+                        help="with the engine section: this model only (default: "
+                             + " and ".join(bench_engines.MODELS) + ")")
     parser.add_argument("--against", metavar="FILE", default=None,
                         help="an earlier run's --json output: print this run's targets beside it (before, after, change)")
     try:
@@ -416,7 +420,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m playground.bench"
         with console.stdout_to_stderr():
             result = run(quick=args.quick, runs=args.runs, warmup=args.warmup, max_new_tokens=args.max_new_tokens,
                          with_cold_start=args.cold_start, log=log, with_engines=args.engines,
-                         engines_only=args.engines_only, profile=args.profile)
+                         engines_only=args.engines_only, profile=args.profile,
+                         engine_models=(args.engine_model,) if args.engine_model else bench_engines.MODELS)
     except UserError as e:
         print(f"error: {console.one_line(e)}", file=sys.stderr)
         return console.EXIT_USAGE

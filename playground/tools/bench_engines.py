@@ -2,6 +2,7 @@
 
     python -m playground bench engines             # this section alone
     python -m playground bench engines --profile   # plus a profile of the decode steps
+    python -m playground bench engines --engine-model shakespeare-gpt2   # one model of the two
 
 `run()` measures the bundled model and synthetic GPT-2 small against this machine's targets;
 how, and the targets: docs/generation.md.
@@ -93,10 +94,12 @@ def run_model(model: str, runs: int, n: int, log=lambda msg: None, profile: bool
     return out
 
 
-def run(runs: int = 5, n: int = 64, log=lambda msg: None, profile: bool = False) -> dict:
+def run(runs: int = 5, n: int = 64, log=lambda msg: None, profile: bool = False,
+        only: tuple[str, ...] = MODELS) -> dict:
+    """Each model of `only` (default: both, each with its target) measured by `run_model`."""
     log(f"engines: generate() vs a static cache under torch.compile, {runs} runs each, {n} greedy tokens")
     before = os.getloadavg()
-    models = {m: run_model(m, runs, n, log, profile) for m in MODELS}
+    models = {m: run_model(m, runs, n, log, profile) for m in MODELS if m in only}
     speeds = [x for r in models.values() for x in r["speed_probes"]]
     return dict(models=models, loadavg_before=before, loadavg_after=os.getloadavg(), torch_threads=torch.get_num_threads(),
                 machine_speed=steadiness(speeds),
