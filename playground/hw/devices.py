@@ -20,7 +20,7 @@ import torch
 
 from playground.core.errors import UserError, shown
 from playground.core.i18n import Said, as_text, said
-from playground.hw import busy, cpu_threads, zerogpu
+from playground.hw import busy, cpu_threads, openmp, zerogpu
 
 DTYPES = ("float32", "float16", "bfloat16", "auto", "int8", "int4")
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -94,9 +94,12 @@ def cpu_native_bf16(flags: set[str] | None = None) -> bool:
     return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
 
 
-def _threads_reason(c: cpu_threads.Choice) -> Said:
-    """How many threads torch's kernels use here, and why (PLAYGROUND_THREADS, a core left to the browser)."""
-    return said(f"dev.threads_{c.why}", n=c.threads, cores=c.cores)
+def _threads_reason(c: cpu_threads.Choice, bound: openmp.Binding | None = None) -> Said:
+    """How many threads torch's kernels use here, and why (PLAYGROUND_THREADS, a core left to the browser); and,
+    where the entry point bound OpenMP's workers and a run's team has two or more threads, that each has a core."""
+    count = said(f"dev.threads_{c.why}", n=c.threads, cores=c.cores)
+    bound = openmp.BOUND if bound is None else bound
+    return said("dev.threads_bound", threads=count) if bound and bound.bound and c.threads >= 2 else count
 
 
 def discover() -> list[DeviceInfo]:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from playground.core import settings
-from playground.hw import cpu_threads, devices
+from playground.hw import cpu_threads, devices, openmp
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.1.1"])
@@ -53,3 +53,16 @@ def test_applied_it_is_what_torch_and_the_devices_panel_say(monkeypatch):
     finally:
         torch.set_num_threads(before)
         monkeypatch.setattr(cpu_threads, "CURRENT", None)
+
+
+def test_the_devices_panel_says_each_thread_has_a_core_only_where_the_workers_were_bound():
+    """Bound (hw/openmp.py) with a team of two or more: the count, then that each thread runs on a core of its
+    own; with one thread, or unbound, the count alone."""
+    bound, unbound = openmp.Binding(True, "bound"), openmp.Binding(False, "user")
+    two, one = cpu_threads.Choice(2, 2, "default"), cpu_threads.Choice(1, 2, "local")
+    line = devices._threads_reason(two, bound)
+    assert line.text("en").startswith("torch threads: 2; each thread of a run on a core of its own (OMP_PROC_BIND")
+    assert line.text("zh").startswith("torch 线程数：2；一次运行的每个线程各占一个核")
+    assert devices._threads_reason(two, unbound).text("en") == "torch threads: 2"
+    assert devices._threads_reason(one, bound).text("en").startswith("torch threads: 1 of 2 cores: this server")
+    assert "core of its own" not in devices._threads_reason(one, bound).text("en")

@@ -14,6 +14,10 @@ TEXT: dict[str, W] = {
         "PLAYGROUND_THREADS sets the count)",
         "torch 线程数：{n}，共 {cores} 个核：这个服务只在本机监听，所以你的浏览器也在这些核上运行，留一个核给它"
         "（torch 的线程在每一步都自旋等待，其中一个失去它的核时整组都会停下；PLAYGROUND_THREADS 可以设置线程数）"),
+    "dev.threads_bound": W(
+        "{threads}; each thread of a run on a core of its own (OMP_PROC_BIND=true, set by the playground: a new "
+        "thread's workers no longer start on its core and wait for it)",
+        "{threads}；一次运行的每个线程各占一个核（OMP_PROC_BIND=true，由 playground 设置：新线程的工作线程不再挤在它的核上互相等待）"),
     "dev.auto_gpus": W("places layers over {n} {n?GPU|GPUs}, then the CPU", "把各层分布到 {n} 块 GPU 上，然后是 CPU"),
     "dev.auto_cpu": W("no GPU here: everything is placed on the CPU", "这里没有 GPU：所有层都放在 CPU 上"),
     "dev.no_cuda_build": W("this PyTorch build has no CUDA (a CPU-only wheel)",
