@@ -16,6 +16,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+from playground.hw import zerogpu  # torch-free at import: only `status()` imports `spaces`
+
 VARIABLES = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")  # any set by the user: theirs is kept
 
 
@@ -35,7 +37,7 @@ def decide(platform: str, env: dict, torch_imported: bool, cores: int) -> Bindin
         return Binding(False, "not-linux")  # libgomp is Linux's; macOS builds use LLVM's runtime without binding
     if any(env.get(v) for v in VARIABLES):
         return Binding(False, "user")
-    if env.get("SPACES_ZERO_GPU"):  # hw/zerogpu.py ENV_FLAG (not imported: that module is the ZeroGPU path)
+    if env.get(zerogpu.ENV_FLAG):
         return Binding(False, "zerogpu")
     if torch_imported:
         return Binding(False, "torch-first")

@@ -10,9 +10,8 @@ import sys
 
 import pytest
 
-from playground.hw import openmp
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from playground.hw import openmp, zerogpu
+from tests.conftest import ROOT
 
 
 @pytest.mark.parametrize("platform, env, torch_imported, cores, why", [
@@ -20,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("linux", {"OMP_PROC_BIND": "false"}, False, 8, "user"),
     ("linux", {"OMP_PLACES": "cores"}, False, 8, "user"),
     ("linux", {"GOMP_CPU_AFFINITY": "0-3"}, False, 8, "user"),
-    ("linux", {"SPACES_ZERO_GPU": "true"}, False, 8, "zerogpu"),
+    ("linux", {zerogpu.ENV_FLAG: "true"}, False, 8, "zerogpu"),
     ("linux", {}, True, 8, "torch-first"),
     ("linux", {}, False, 1, "one-core"),
     ("darwin", {}, False, 8, "not-linux"),
