@@ -133,7 +133,8 @@ def test_clients_that_close_release_their_models_and_the_ram(server):
     the pool is back to its floor (no model, no visitor), and the server's RSS does not grow from cycle to cycle.
     A leak grows every cycle; what the allocator keeps once does not (CI saw +25 MiB after one cycle, 5.1%, while
     this machine saw +3 to +5 MiB; on 2026-11-28 a clean clone's CI saw +2.9 MiB then +18.6 in the next): so the
-    smaller of the two measured cycles' growths is what is bounded, with the whole within 7%."""
+    smaller of the two measured cycles' growths is what is bounded, with the whole growth within 7%; RSS that
+    falls (CI saw 507 -> 465 MiB on 2026-11-28) is memory given back, not a leak."""
     proc = psutil.Process(server.proc.pid)
     wanted = [(BUNDLED, "float32"), (BUNDLED, "bfloat16"), (BUNDLED, "float16"), (SMALL, "bfloat16")]
 
@@ -165,4 +166,5 @@ def test_clients_that_close_release_their_models_and_the_ram(server):
     mib = [round(x / 2**20, 1) for x in (before, middle, rss)]
     # 12 MiB here: a leak of the bundled model's weights (20 MiB) a cycle grows both cycles by it and fails this
     assert min(middle - before, rss - middle) <= 0.025 * before, mib
-    assert abs(rss - before) <= 0.07 * before, mib
+    # growth only: the allocator giving pages back after `before` was read (CI saw 507 -> 465 -> 467 MiB) is no leak
+    assert rss - before <= 0.07 * before, mib
