@@ -7,10 +7,21 @@ import importlib.util
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-import torch
+
+# The suite runs a test file per core (`-n 2`), and each process it starts (a CLI run, a lab script, the GPU run's
+# steps) runs beside the other worker's. torch gives every process one OpenMP thread per core, and libgomp's
+# threads spin at each barrier: two processes with two threads each on two cores wait for each other's time
+# slices (measured: tests/tools, tests/lab and tests/load 243 s -> 224 s with one thread). So one thread per
+# process, here and in every process started from here, unless a test sets its own; the servers the tests start
+# choose their own as the README's `python app.py` does (SUITE_ENV is dropped from their environment).
+SUITE_ENV = {} if "OMP_NUM_THREADS" in os.environ else {"OMP_NUM_THREADS": "1"}
+os.environ.update(SUITE_ENV)
+
+import torch  # noqa: E402  (after the variable: OpenMP reads it when torch loads)
 
 from playground.core.errors import UserError
 from playground.hw import devices, memory
@@ -201,7 +212,22 @@ def start_server(tmp: Path, env_extra: dict | None = None, timeout: float = 120)
     # Gradio notices a closed tab or client when its heartbeat stream next writes (every 15 s by default),
     # then runs the unload event that releases the visitor's model: 2 s here, so tests that close a visitor
     # wait seconds, not tens of seconds, for what they check.
-    return Server(*our_server.start_server(tmp, {**HEARTBEAT, **(env_extra or {})}, timeout))
+    unset = {k: None for k in SUITE_ENV}  # the server as `python app.py` runs: torch threads of its own choosing
+    return Server(*our_server.start_server(tmp, {**unset, **HEARTBEAT, **(env_extra or {})}, timeout))
+
+
+def fresh_torch_threads() -> int:
+    """torch's own thread count in a fresh process that was not told one, as a server the tests start has it."""
+    global _FRESH_THREADS
+    if _FRESH_THREADS is None:
+        env = {k: v for k, v in os.environ.items() if k not in SUITE_ENV}
+        done = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
+                              capture_output=True, text=True, check=True, timeout=120)
+        _FRESH_THREADS = int(done.stdout)
+    return _FRESH_THREADS
+
+
+_FRESH_THREADS: int | None = None
 
 
 def stop_server(server: Server) -> None:

@@ -10,15 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 from gradio_client import Client
 
 from playground.hw import busy, cpu_threads
-from tests.conftest import start_server, stop_server
+from tests.conftest import fresh_torch_threads, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
-
-DEFAULT_THREADS = torch.get_num_threads()  # a fresh process's (this one has not set it), as the server's was
 
 pytestmark = pytest.mark.slow
 
@@ -87,12 +84,12 @@ def test_generate_streams_text_and_stats(client):
     assert {"ttft_seconds", "new_tokens", "tokens_per_second"} <= set(stats)
     assert text.strip()
     # the server listens on 127.0.0.1 (start_server): its torch threads are the ones chosen for that address
-    want = cpu_threads.choose(0, "127.0.0.1", busy.cores(), DEFAULT_THREADS)
+    want = cpu_threads.choose(0, "127.0.0.1", busy.cores(), fresh_torch_threads())
     assert (stats["threads"], stats["cores"]) == (want.threads, want.cores)
 
 
 def test_the_server_says_why_it_runs_on_fewer_threads(server):
-    want = cpu_threads.choose(0, "127.0.0.1", busy.cores(), DEFAULT_THREADS)
+    want = cpu_threads.choose(0, "127.0.0.1", busy.cores(), fresh_torch_threads())
     said = "one left to the browser on this machine" in server.log_text()
     assert said == (want.why == "local")
 

@@ -48,7 +48,7 @@ def test_applied_it_is_what_torch_and_the_devices_panel_say(monkeypatch):
         cpu = next(d for d in devices.discover() if d.id == "cpu")
         assert cpu.reason.text("en").startswith("torch threads: 1 of 2 cores: this server listens only")
         assert "留一个核给它" in cpu.reason.text("zh")
-        torch.set_num_threads(before)  # changed behind its back: no longer claimed as chosen
+        torch.set_num_threads(2)  # changed behind its back: no longer claimed as chosen
         assert cpu_threads.current(2).why == "default"
     finally:
         torch.set_num_threads(before)
