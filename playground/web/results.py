@@ -79,6 +79,6 @@ def ui_timeline(data: tuple | None, lang: str) -> tuple:
     """The timeline's chart (drawn whole each time: see `views_timeline`) and its table of peaks, in `lang`."""
     rows, peaks = data or ([], [])
     lang = page_lang(lang)
-    spec = views_timeline.timeline_spec(rows, lang)
+    spec = views_timeline.timeline_spec(rows, peaks, lang)
     plot = PlotData(type="altair", plot=json.dumps(spec, default=float)) if spec else None
     return gr.Plot(value=plot), views.peaks_markdown(peaks, lang)

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from playground.hw.sampler import PhasePeak
 from playground.web import results, views_timeline as vt
 
 
@@ -24,13 +25,19 @@ def _rows(phases: list[tuple[str, float, int]]) -> list[dict]:
     return rows
 
 
+def _peaks(phases: list[tuple[str, float, int]]) -> list[dict]:
+    """What the sampler's peaks say of those phases: each one's name and its own time (the memory figures made up)."""
+    return [PhasePeak(name, secs, n, 400 * 2**20, 401 * 2**20, 402 * 2**20, 2**30).to_dict()
+            for name, secs, n in phases if name]
+
+
 LOAD = [("import", 0.5, 8), ("estimate", 0.02, 2), ("build", 1.2, 18), ("tokenizer", 0.015, 1),
         ("load", 0.17, 3), ("migrate", 0.001, 1), ("eval", 0.0004, 1)]
 
 
-def _drawn(rows, lang="en") -> dict:
+def _drawn(rows, lang="en", peaks=None) -> dict:
     """What the page's plot is given, read back: {phase name: colour}, and the labels of the marked phases."""
-    plot, _ = results.ui_timeline((rows, []), lang)
+    plot, _ = results.ui_timeline((rows, peaks or []), lang)
     spec = json.loads(plot.constructor_args["value"].plot)
     colours = spec["layer"][0]["encoding"]["color"]["scale"]
     texts = [layer["data"]["values"][0]["label"] for layer in spec["layer"] if layer["mark"]["type"] == "text"]
@@ -45,12 +52,24 @@ def test_every_phase_is_drawn_the_synthetic_build_included():
 
 
 def test_short_phases_are_marked_with_their_name_and_duration():
-    labels = _drawn(_rows(LOAD))["labels"]
+    labels = _drawn(_rows(LOAD), peaks=_peaks(LOAD))["labels"]
     # under 2% of the 1.9 s axis: estimate (20 ms), tokenizer, migrate (1 ms) and eval (0.4 ms)
     assert [label.split(" · ")[0] for label in labels] == ["estimate", "tokenizer", "migrate", "eval"]
     assert "migrate · 1.0 ms" in labels and "eval · 0.4 ms" in labels
-    zh = _drawn(_rows(LOAD), "zh")["labels"]
+    zh = _drawn(_rows(LOAD), "zh", _peaks(LOAD))["labels"]
     assert "迁移 · 1.0 ms" in zh
+
+
+def test_a_short_phases_label_gives_the_time_the_table_gives_not_the_readings_span():
+    """CI drew "prefill · 15.1 ms" beside a table of peaks saying 10.9 ms: the reading that ended the prefill came
+    4 ms late (the sampler's thread waited for a core). The label says the phase's own time, as the table does."""
+    phases = LOAD + [("", 0.5, 1), ("prefill", 0.0151, 1), ("decode", 0.3, 5)]
+    peaks = [dict(p, seconds=0.0109) if p["name"] == "prefill" else p for p in _peaks(phases)]
+    plot, table = results.ui_timeline((_rows(phases), peaks), "en")
+    labels = _drawn(_rows(phases), peaks=peaks)["labels"]
+    assert "prefill · 10.9 ms" in labels and "10.9 ms" in table, labels
+    # a phase no peak names is labelled by its name alone, never with a second figure
+    assert "eval" in _drawn(_rows(LOAD), peaks=_peaks(LOAD[:-1]))["labels"]
 
 
 def test_a_phase_keeps_its_colour_across_runs_and_languages():
@@ -95,12 +114,12 @@ def test_the_idle_time_cut_between_a_load_and_its_generation_is_said_where_it_is
         _time.sleep(0.05)
     hold = Hold.__new__(Hold)
     hold.load_timeline, hold.gen_timeline = load, gen
-    rows, _ = hold.timeline()
+    rows, peaks = hold.timeline()
     cut = [r for r in rows if r["series"] == "idle cut"]
     assert len(cut) == 1 and 0.38 < cut[0]["idle"] < 0.6, cut
     first_gen = min(r["t"] for r in rows if r["phase"] == "prefill")
     last_load = max(r["t"] for r in rows if r["phase"] == "load")
     assert abs(first_gen - last_load - CUT) < 0.01 and last_load < cut[0]["t"] < first_gen
-    labels = _drawn(rows)["labels"] + _drawn(rows, "zh")["labels"]
+    labels = _drawn(rows, peaks=peaks)["labels"] + _drawn(rows, "zh", peaks)["labels"]
     assert any(s.endswith("idle, drawn as 0.5 s") for s in labels), labels
     assert any("这里画成 0.5 秒" in s for s in labels), labels
