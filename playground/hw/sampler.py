@@ -186,12 +186,19 @@ class Sampler:
     def _read(self) -> None:
         sample = self._sample()
         with self._lock:
-            # a mark may have come between the reading and this lock (the thread descheduled on a busy machine):
-            # a reading taken after the last phase started is that phase's, whatever `_phase` said when it was taken
-            if self.spans and sample.t > self.spans[-1].start:
-                last = self.spans[-1]
-                sample.phase = last.name if last.end is None or sample.t <= last.end else ""
+            # marks may have come while the reading was taken or before this lock (the thread descheduled on a
+            # busy machine): `_phase` was read after the clock, so it can name a later phase. The reading is the
+            # phase its time falls in (CI drew a short 'migrate' twice, an 'eval'-labelled reading between them).
+            if self.spans:
+                sample.phase = self._phase_at(sample.t)
             self.samples.append(sample)
+
+    def _phase_at(self, t: float) -> str:
+        """The phase running at `t`: the last span started by then, if it had not ended; "" otherwise."""
+        for span in reversed(self.spans):
+            if span.start <= t:
+                return span.name if span.end is None or t <= span.end else ""
+        return ""
 
     # -- results -----------------------------------------------------------
     @property

@@ -185,3 +185,28 @@ def test_a_reading_appended_after_a_late_mark_takes_the_phase_its_time_falls_in(
         s._read()  # appended only now
         monkeypatch.undo()
     assert taken.t > first_token - t0 and taken.phase == "decode"
+
+
+def test_a_reading_whose_phase_was_read_after_later_marks_takes_the_phase_its_time_falls_in(monkeypatch):
+    """A busy machine: the thread read the clock in migrate, then the load ended migrate and marked eval before the
+    thread read which phase was running. The reading is migrate's: the timeline draws migrate once, then eval."""
+    with Sampler(hz=1) as s:  # a reading a second: the readings in these few ms are the test's
+        s.mark("migrate")
+        time.sleep(0.005)
+        read, moved_on = s._ram.read, []
+
+        def slow_read():  # while the thread takes its reading, the load moves on
+            if not moved_on:
+                moved_on.append(True)
+                s.end_phase()
+                s.mark("eval")
+            return read()
+
+        monkeypatch.setattr(s._ram, "read", slow_read)
+        s._read()
+        monkeypatch.undo()
+        time.sleep(0.005)
+        s.end_phase()
+    phases = [r["phase"] for r in s.rows() if r["series"] == "process RSS"]  # in time order, as the timeline draws
+    runs = [p for i, p in enumerate(phases) if p and (i == 0 or p != phases[i - 1])]
+    assert runs == ["migrate", "eval"], phases
