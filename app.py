@@ -1,8 +1,9 @@
 """The device playground: `python app.py`, then open http://127.0.0.1:7860."""
 
-from playground.core import settings
+from playground.core import listen, settings
 
-settings.check_or_exit()  # every PLAYGROUND_* variable, before anything heavy: a malformed one is one line, exit 2
+# every PLAYGROUND_* variable, then the address to listen on, before anything heavy: a bad one is one line, exit 2
+listen.check_or_exit(settings.check_or_exit())
 
 from playground.hw import openmp  # noqa: E402
 
@@ -15,6 +16,10 @@ ZERO = zerogpu.status()  # on ZeroGPU this imports `spaces` first, before torch 
 from playground.hw import memory  # noqa: E402
 
 memory.limit_malloc_arenas()  # before the server's threads start: RSS stays flat over days of requests
+
+from playground.load import synthetic  # noqa: E402
+
+synthetic.check_or_exit()  # PLAYGROUND_SYNTHETIC_MAX names a model: said before the page's libraries load (~5 s)
 
 from playground.web.ui import build, launch_kwargs  # noqa: E402
 

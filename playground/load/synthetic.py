@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import shutil
+import sys
 import threading
 import traceback
 from contextlib import contextmanager
@@ -133,10 +134,20 @@ def allowed(s: settings.Settings | None = None) -> tuple[str | None, list[str], 
         top, why = ordered[-1], "PLAYGROUND_SYNTHETIC_MAX=all"
     elif name in CONFIGS:
         top, why = name, f"PLAYGROUND_SYNTHETIC_MAX={raw}"
-    else:  # the operator's mistake: app.py refuses to start on it (see settings.check_or_exit)
+    else:  # the operator's mistake: app.py refuses to start on it (check_or_exit)
         raise settings.Malformed("PLAYGROUND_SYNTHETIC_MAX", raw,
                                  f"names no synthetic model (use one of {', '.join(ordered)}, all or none)", "gpt2-medium")
     return top, ([] if top is None else [n for n in ordered if _size(n) <= _size(top)]), why
+
+
+def check_or_exit(program: str = "app.py") -> None:
+    """PLAYGROUND_SYNTHETIC_MAX names a synthetic model (or all, none): else one line on stderr and exit 2.
+    `python app.py` asks before the page's libraries load, as it asks settings.check_or_exit."""
+    try:
+        allowed()
+    except settings.Malformed as e:
+        print(settings.refusal(e, program), file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
 
 
 def check_allowed(name: str) -> None:

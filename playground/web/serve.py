@@ -9,12 +9,10 @@ Why `os._exit`: docs/serving.md.
 from __future__ import annotations
 
 import asyncio
-import errno
 import faulthandler
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -23,7 +21,7 @@ from typing import Callable
 import torch
 from gradio import http_server
 
-from playground.core import leftovers, settings
+from playground.core import leftovers, listen, settings
 from playground.hw import busy, cpu_threads, memory
 from playground.load import catalog, placement, synthetic
 from playground.run.pool import POOL
@@ -36,7 +34,7 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 def main(build: Callable, launch: dict) -> None:
     """Serve the Blocks `build()` makes with `launch` (playground.web.ui's build and launch_kwargs)."""
-    checked = startup_checks()
+    checked = settings.read()  # checked already by app.py, before its imports (listen.check_or_exit)
     threads = cpu_threads.choose(checked.threads, cpu_threads.listening_on(checked.host, os.environ), busy.cores(),
                                  torch.get_num_threads())
     cpu_threads.apply(threads)  # before any torch work: every figure the page shows is taken with it
@@ -67,7 +65,7 @@ def main(build: Callable, launch: dict) -> None:
     try:
         demo.launch(prevent_thread_lock=True, **launch)
     except OSError as e:  # the port was taken between the check and the launch
-        exit_on(port_refusal(checked, e))
+        exit_on(listen.refusal(checked, e))
     moved = port_moved(checked, getattr(demo, "server_port", None))
     if moved:
         print(moved, flush=True)
@@ -76,35 +74,6 @@ def main(build: Callable, launch: dict) -> None:
     while not stopping.wait(0.2):
         pass
     shutdown(demo, received[0] if received else "signal")
-
-
-def startup_checks() -> settings.Settings:
-    """Every variable parsed, the synthetic cap's name known, the address free: or one line and exit 2."""
-    try:
-        s = settings.read()
-        synthetic.allowed(s)
-    except settings.Malformed as e:
-        exit_on(settings.refusal(e))
-    problem = listen_problem(s)
-    if problem:
-        exit_on(problem)
-    return s
-
-
-def listen_problem(s: settings.Settings) -> str:
-    """Why the server could not listen where the settings say (a port in use, an address that is not
-    this machine's), naming the variable that set it; '' when it can (or Gradio picks the port)."""
-    if not s.port and not s.host:
-        return ""
-    host = s.host or "127.0.0.1"
-    port = int(s.port) if s.port else 0
-    try:
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-            probe.bind((host.strip("[]"), port))
-    except OSError as e:
-        return port_refusal(s, e)
-    return ""
 
 
 def port_moved(s: settings.Settings, port: int | None) -> str:
@@ -118,27 +87,6 @@ def port_moved(s: settings.Settings, port: int | None) -> str:
     return (f"playground: port {first} is taken (another server?), so this one listens on port {port}: "
             f"open http://{host}:{port}/ . Set PLAYGROUND_PORT to choose the port (then a taken one stops the start "
             f"with a message instead).")
-
-
-def port_refusal(s: settings.Settings, e: OSError) -> str:
-    """One line for an address the server cannot listen on, naming the variable to change."""
-    in_use = getattr(e, "errno", None) == errno.EADDRINUSE or "port" in str(e).lower()
-    if in_use and s.port:
-        why = f"cannot be listened on: port {s.port} on {s.host or '127.0.0.1'} is already in use (another server?)"
-        return settings.refusal(settings.Malformed("PLAYGROUND_PORT", s.port, why, str(free_port())))
-    if in_use:  # Gradio looked for a free port itself and found none
-        return (f"app.py: cannot start: no free port for the server ({e}); set PLAYGROUND_PORT to a free one, "
-                f"e.g. PLAYGROUND_PORT={free_port()}.")
-    if s.host:
-        why = f"cannot be listened on ({e.strerror or e}): it is not an address of this machine"
-        return settings.refusal(settings.Malformed("PLAYGROUND_HOST", s.host, why, "127.0.0.1"))
-    return f"app.py: cannot start: {e}"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def exit_on(line: str) -> None:

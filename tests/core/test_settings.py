@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
@@ -81,3 +82,31 @@ def test_python_app_py_refuses_before_importing_torch():
                      "65535); set it to e.g. PLAYGROUND_PORT=7860, or unset it for the default."]
     imported = {ln.split("|")[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
     assert "torch" not in imported and "gradio" not in imported
+
+
+def _refusal_and_imports(env_extra: dict) -> tuple[int, list[str], set[str]]:
+    env = {"PATH": "/usr/bin:/bin", **env_extra}
+    r = subprocess.run([sys.executable, "-X", "importtime", "app.py"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)
+    lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("import time:")]
+    imported = {ln.split("|")[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
+    return r.returncode, lines, imported
+
+
+def test_a_taken_port_is_refused_before_importing_torch():
+    """Whether the address can be listened on is asked with the variables, not after ~9 s of imports."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        rc, lines, imported = _refusal_and_imports({"PLAYGROUND_PORT": str(port), "PLAYGROUND_HOST": "127.0.0.1"})
+    assert rc == 2 and len(lines) == 1 and f"PLAYGROUND_PORT='{port}'" in lines[0], lines
+    assert "torch" not in imported and "gradio" not in imported
+
+
+def test_an_unknown_synthetic_cap_is_refused_before_importing_gradio():
+    """The cap's names are the synthetic models' (load/synthetic.py, which needs torch): asked before the page's
+    libraries load."""
+    rc, lines, imported = _refusal_and_imports({"PLAYGROUND_SYNTHETIC_MAX": "gpt2-huge"})
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("app.py: cannot start: PLAYGROUND_SYNTHETIC_MAX="), lines
+    assert "gradio" not in imported

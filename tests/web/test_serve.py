@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from playground.core import leftovers, settings
+from playground.core import leftovers, listen, settings
 from playground.load import placement, synthetic
 from playground.web import exports, serve
 from tests.conftest import ROOT
@@ -21,7 +21,7 @@ def test_a_port_in_use_names_the_variable_that_set_it_and_a_free_one():
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        line = serve.listen_problem(settings.read({"PLAYGROUND_PORT": str(port), "PLAYGROUND_HOST": "127.0.0.1"}))
+        line = listen.problem(settings.read({"PLAYGROUND_PORT": str(port), "PLAYGROUND_HOST": "127.0.0.1"}))
     assert line.startswith(f"app.py: cannot start: PLAYGROUND_PORT='{port}' cannot be listened on: port {port} on "
                            "127.0.0.1 is already in use")
     assert "GRADIO_SERVER_PORT" not in line and "\n" not in line
@@ -30,14 +30,14 @@ def test_a_port_in_use_names_the_variable_that_set_it_and_a_free_one():
 
 
 def test_an_address_not_of_this_machine_names_the_host_variable():
-    line = serve.listen_problem(settings.read({"PLAYGROUND_HOST": "192.0.2.1"}))  # TEST-NET-1: nobody's
+    line = listen.problem(settings.read({"PLAYGROUND_HOST": "192.0.2.1"}))  # TEST-NET-1: nobody's
     assert line.startswith("app.py: cannot start: PLAYGROUND_HOST='192.0.2.1' cannot be listened on")
     assert "e.g. PLAYGROUND_HOST=127.0.0.1" in line
 
 
 def test_a_free_address_and_gradio_defaults_pass():
-    assert serve.listen_problem(settings.read({})) == ""
-    assert serve.listen_problem(settings.read({"PLAYGROUND_PORT": str(serve.free_port())})) == ""
+    assert listen.problem(settings.read({})) == ""
+    assert listen.problem(settings.read({"PLAYGROUND_PORT": str(listen.free_port())})) == ""
 
 
 def test_startup_sweep_removes_what_dead_servers_left(tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_startup_sweep_removes_what_dead_servers_left(tmp_path, monkeypatch):
 
 
 def test_a_launch_failure_without_our_variables_still_says_which_to_set():
-    line = serve.port_refusal(settings.read({}), OSError("Cannot find empty port in range: 7860-7959."))
+    line = listen.refusal(settings.read({}), OSError("Cannot find empty port in range: 7860-7959."))
     assert line.startswith("app.py: cannot start: no free port for the server") and "PLAYGROUND_PORT=" in line
 
 
