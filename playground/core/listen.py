@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import socket
-import sys
 
 from playground.core import settings
 
@@ -14,8 +13,7 @@ def check_or_exit(s: settings.Settings) -> settings.Settings:
     """`s`, when the server can listen where it says; else one line on stderr and exit 2."""
     line = problem(s)
     if line:
-        print(line, file=sys.stderr, flush=True)
-        raise SystemExit(2)
+        settings.exit_on(line)
     return s
 
 

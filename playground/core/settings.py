@@ -19,7 +19,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, NoReturn
 
 from playground.core.errors import UserError
 from playground.core.units import parse_bytes
@@ -176,5 +176,10 @@ def check_or_exit(program: str = "app.py", env: Mapping[str, str] | None = None)
     try:
         return read(env)
     except Malformed as e:
-        print(refusal(e, program), file=sys.stderr, flush=True)
-        raise SystemExit(2) from None
+        exit_on(refusal(e, program))
+
+
+def exit_on(line: str) -> NoReturn:
+    """A start-up refusal: `line` on stderr, exit code 2 (every start-up check of app.py ends here)."""
+    print(line, file=sys.stderr, flush=True)
+    raise SystemExit(2) from None

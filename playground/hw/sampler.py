@@ -189,8 +189,7 @@ class Sampler:
             # marks may have come while the reading was taken or before this lock (the thread descheduled on a
             # busy machine): `_phase` was read after the clock, so it can name a later phase. The reading is the
             # phase its time falls in (CI drew a short 'migrate' twice, an 'eval'-labelled reading between them).
-            if self.spans:
-                sample.phase = self._phase_at(sample.t)
+            sample.phase = self._phase_at(sample.t)
             self.samples.append(sample)
 
     def _phase_at(self, t: float) -> str:

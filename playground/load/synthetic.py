@@ -13,7 +13,6 @@ import functools
 import json
 import os
 import shutil
-import sys
 import threading
 import traceback
 from contextlib import contextmanager
@@ -146,8 +145,7 @@ def check_or_exit(program: str = "app.py") -> None:
     try:
         allowed()
     except settings.Malformed as e:
-        print(settings.refusal(e, program), file=sys.stderr, flush=True)
-        raise SystemExit(2) from None
+        settings.exit_on(settings.refusal(e, program))
 
 
 def check_allowed(name: str) -> None:

@@ -65,7 +65,7 @@ def main(build: Callable, launch: dict) -> None:
     try:
         demo.launch(prevent_thread_lock=True, **launch)
     except OSError as e:  # the port was taken between the check and the launch
-        exit_on(listen.refusal(checked, e))
+        settings.exit_on(listen.refusal(checked, e))
     moved = port_moved(checked, getattr(demo, "server_port", None))
     if moved:
         print(moved, flush=True)
@@ -87,11 +87,6 @@ def port_moved(s: settings.Settings, port: int | None) -> str:
     return (f"playground: port {first} is taken (another server?), so this one listens on port {port}: "
             f"open http://{host}:{port}/ . Set PLAYGROUND_PORT to choose the port (then a taken one stops the start "
             f"with a message instead).")
-
-
-def exit_on(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-    raise SystemExit(2)
 
 
 def sweep() -> list:
