@@ -90,7 +90,24 @@ def build() -> gr.Blocks:
         gr.api(hl.lesson_step, api_name="lesson_step", **LANE)
     # max_size: at most PLAYGROUND_MAX_QUEUE events wait; one more is answered "queue is full" at once.
     demo.queue(default_concurrency_limit=1, max_size=settings.read().max_queue)
+    idle_polls(demo)
     return demo
+
+
+# Gradio's queue looks for new events by polling: every 1 ms, and for progress updates every 10 ms, except on
+# Windows (50 and 100 ms). 1,100 wake-ups a second cost an idle server ~10 % of a core here (a laptop's fan, a
+# Space's CPU; on two cores the tests' servers took it from each other), and the loop keeps polling while a
+# generation runs. 20 ms: an event waits at most that long to start (a human does not see it); 100 ms: ten
+# progress updates a second, Gradio's Windows rate. Measured: docs/serving.md, "An idle server".
+QUEUE_POLL_SECONDS = 0.02
+PROGRESS_POLL_SECONDS = 0.1
+
+
+def idle_polls(demo: gr.Blocks) -> None:
+    """Set the queue's polling intervals (`QUEUE_POLL_SECONDS`, `PROGRESS_POLL_SECONDS`) on `demo`'s queue."""
+    queue = demo._queue  # Gradio keeps its Queue here; the two intervals are its plain attributes
+    queue.sleep_when_free = QUEUE_POLL_SECONDS
+    queue.progress_update_sleep_when_free = PROGRESS_POLL_SECONDS
 
 
 def launch_kwargs() -> dict:

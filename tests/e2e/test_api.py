@@ -9,6 +9,7 @@ import io
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from gradio_client import Client
 
@@ -92,6 +93,21 @@ def test_the_server_says_why_it_runs_on_fewer_threads(server):
     want = cpu_threads.choose(0, "127.0.0.1", busy.cores(), fresh_torch_threads())
     said = "one left to the browser on this machine" in server.log_text()
     assert said == (want.why == "local")
+
+
+def test_an_idle_server_uses_under_5_percent_of_a_core(server, client):
+    """Nothing to do, nothing burnt: Gradio's queue polls for events every 1 ms unless told otherwise
+    (playground.web.ui.idle_polls), ~10 % of a core here with no visitor. CPU time, not wall time: another
+    process on the machine does not add to it. The client stays connected (its heartbeat), as a visitor's tab."""
+    _load(client)
+    _generate(client, n=4)
+    time.sleep(1.0)  # the generation's last update sent, its thread gone
+    proc = psutil.Process(server.proc.pid)
+    before, t0 = proc.cpu_times(), time.perf_counter()
+    time.sleep(5.0)
+    after, wall = proc.cpu_times(), time.perf_counter() - t0
+    used = (after.user - before.user) + (after.system - before.system)
+    assert used / wall < 0.05, f"idle for {wall:.1f} s, the server used {used:.2f} CPU-s ({used / wall:.0%} of a core)"
 
 
 def test_greedy_is_deterministic_through_the_api(client):
