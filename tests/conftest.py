@@ -29,6 +29,7 @@ from playground.lab import target
 from playground.load import catalog, estimate, loader
 from playground.run.pool import ModelPool
 from playground.tools import server as our_server
+from tests import schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ("pytester",)  # tests/tools/test_selfcheck.py runs the self-check's collector on small suites
@@ -46,6 +47,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives a real Chromium through Playwright")
     config.addinivalue_line("markers", "device: a path of the playground run on each device target present "
                                        "(the self-check: pytest -m device)")
+    schedule.keep_our_order(config)
     chosen = config.getoption("device")
     if chosen is not None and not re.fullmatch(r"cpu|mps|cuda(:\d{1,3})?", chosen):
         raise pytest.UsageError(f"--device must be cpu, cuda, cuda:N or mps; got {chosen!r}")
@@ -65,8 +67,6 @@ def pytest_collection_finish(session):
 # A device test without a `device` argument runs on the CPU.
 
 KINDS = ("cpu", "cuda", "mps")
-# the test folders in the order they start, the longest-running first (see pytest_collection_modifyitems)
-FIRST = {name: rank for rank, name in enumerate(("e2e", "tools", "lab", "run", "web", "load", "hw", "core"))}
 WEB_LAYER = ("gradio", "gradio_client")  # what tests/web and tests/e2e import; a bare GPU image has neither
 
 
@@ -144,10 +144,7 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-    # The folders whose files run longest first (servers, browsers, subprocesses), each file's tests in their order:
-    # with `-n 2 --dist loadfile` the two workers share the long files from the start, and the short ones fill in
-    # at the end instead of one worker finishing a long file alone.
-    items.sort(key=lambda item: FIRST.get(Path(str(item.path)).parent.name, len(FIRST)))
+    schedule.sort_items(items)  # the longest-running folders first (tests/schedule.py)
 
 
 
