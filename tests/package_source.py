@@ -38,9 +38,16 @@ class Module:
         return self.name if self.is_package else self.name.rpartition(".")[0]
 
     @functools.cached_property
+    def nodes(self) -> list[ast.AST]:
+        """`ast.walk(tree)` once: the checkers read every node of every module, each several times."""
+        return list(ast.walk(self.tree))
+
+    @functools.cached_property
     def import_module_names(self) -> set[str]:
         """Names `importlib.import_module` goes by here (`from importlib import import_module as im`)."""
-        return {a.asname or a.name for n in ast.walk(self.tree) if isinstance(n, ast.ImportFrom)
+        if "import_module" not in self.text:  # most modules: no walk of their tree
+            return set()
+        return {a.asname or a.name for n in self.nodes if isinstance(n, ast.ImportFrom)
                 and n.module == "importlib" for a in n.names if a.name == "import_module"}
 
 
@@ -52,6 +59,13 @@ def parse(sources: Sources) -> dict[str, Module]:
         name = ".".join(parts[:-1] if init else parts)
         out[name] = Module(name, file, text, ast.parse(text, filename=file), init)
     return out
+
+
+@functools.cache
+def the_package(root: Path) -> dict[str, Module]:
+    """The package at `root`, read and parsed once per process (tests/test_layers.py and tests/test_globals.py
+    read the same one; the checkers only read it)."""
+    return parse(read(root))
 
 
 @dataclass(frozen=True)
@@ -106,10 +120,24 @@ def reason_for(node: ast.stmt, lines: list[str], notes: dict[int, str]) -> str:
     return " ".join(block)
 
 
-def _inside_functions(tree: ast.AST) -> set[int]:
-    """ids of the nodes that run when a function is called, not when the module is imported."""
-    return {id(inner) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            for part in (n.body if isinstance(n.body, list) else [n.body]) for inner in ast.walk(part)}
+def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _bodies(mod: Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where each function's and lambda's body lies: what runs when it is called, not when the module is imported
+    (a function's decorators, defaults and annotations run at import)."""
+    return [(_span(f.body[0])[0], _span(f.body[-1])[1]) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            else _span(f.body) for f in mod.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+
+
+def _statement_of(node: ast.AST, mod: Module) -> ast.stmt:
+    """The innermost statement holding `node` (itself for a statement): spans nest, so the one starting last."""
+    if isinstance(node, ast.stmt):
+        return node
+    start, end = _span(node)
+    holding = [s for s in mod.nodes if isinstance(s, ast.stmt) and _span(s)[0] <= start and end <= _span(s)[1]]
+    return max(holding, key=lambda s: (_span(s)[0], [-x for x in _span(s)[1]]))
 
 
 def dynamic_target(call: ast.Call, mod: Module) -> str | None:
@@ -151,13 +179,9 @@ def imports(mods: dict[str, Module]) -> list[Import]:
     out: list[Import] = []
     for mod in mods.values():
         lines = mod.text.splitlines()
-        notes = comments(mod.text)
-        inside = _inside_functions(mod.tree)
-        stmt_of: dict[int, ast.stmt] = {}  # a call -> the innermost statement holding it
-        for node in ast.walk(mod.tree):  # breadth-first: outer statements come first, inner ones overwrite
-            if isinstance(node, ast.stmt):
-                stmt_of.update((id(child), node) for child in ast.walk(node) if isinstance(child, ast.Call))
-        for node in ast.walk(mod.tree):
+        notes: dict[int, str] | None = None  # tokenized only for a module with a comment on an import's lines
+        bodies = None
+        for node in mod.nodes:
             found: list[str] = []
             if isinstance(node, ast.Import):
                 found = [a.name for a in node.names]
@@ -167,10 +191,17 @@ def imports(mods: dict[str, Module]) -> list[Import]:
                 found = subs + ([base] if len(subs) < len(node.names) else [])
             elif isinstance(node, ast.Call) and (target := dynamic_target(node, mod)) is not None:
                 found = [target]
-            for dst in found:
-                stmt = node if isinstance(node, ast.stmt) else stmt_of[id(node)]
-                out.append(Import(mod.name, dst, mod.file, node.lineno, id(node) in inside,
-                                  reason_for(stmt, lines, notes), isinstance(node, ast.Call)))
+            if not found:
+                continue
+            stmt = _statement_of(node, mod)
+            if notes is None and any("#" in lines[n - 1] for n in range(stmt.lineno, stmt.end_lineno + 1)):
+                notes = comments(mod.text)
+            reason = reason_for(stmt, lines, notes or {})
+            bodies = _bodies(mod) if bodies is None else bodies
+            start, end = _span(node)
+            inside = any(first <= start and end <= last for first, last in bodies)
+            out += [Import(mod.name, dst, mod.file, node.lineno, inside, reason, isinstance(node, ast.Call))
+                    for dst in found]
     _READ_ALREADY[:] = [*_READ_ALREADY[-3:], (mods, out)]
     return out
 
@@ -189,7 +220,7 @@ def bound_names(mod: Module, mods: dict[str, Module], top: str) -> dict[str, str
     `from top.a import b`, `from . import b`, `x = importlib.import_module("top.a")`, and `top` itself
     after `import top.a.b`), or a name another module defines (`from top.a import name`: "top.a:name")."""
     out: dict[str, str] = {}
-    for node in ast.walk(mod.tree):
+    for node in mod.nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == top:

@@ -14,10 +14,11 @@ mutates it), and class attributes.
 from __future__ import annotations
 
 import ast
+import collections
 
 import pytest
 
-from tests.package_source import Module, bound_names, parse, read
+from tests.package_source import Module, bound_names, the_package
 from tests.test_layers import PACKAGE, TOP, package
 
 # What each holds, and why it is one per process. The models visitors load are run/pool.py's POOL; the rest
@@ -244,7 +245,7 @@ def mutations(mods: dict[str, Module], bounds: dict[str, dict[str, str]]) -> dic
     out: dict[tuple[str, str], str] = {}
     for mod in mods.values():
         bound = bounds[mod.name]
-        for node in ast.walk(mod.tree):
+        for node in mod.nodes:
             changed: list[ast.expr] = []
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
@@ -258,6 +259,22 @@ def mutations(mods: dict[str, Module], bounds: dict[str, dict[str, str]]) -> dic
     return out
 
 
+def rebound_through_global(tree: ast.Module) -> dict[str, str]:
+    """Name -> the function whose `global` statement rebinds it (the innermost one, and of two functions the later
+    in `ast.walk`'s order). One pass: walking each function's subtree again was quadratic in the nesting."""
+    out: dict[str, tuple[int, str]] = {}
+    queue = collections.deque([(tree, (-1, ""))])
+    functions = 0
+    while queue:
+        node, fn = queue.popleft()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn, functions = (functions, node.name), functions + 1
+        elif isinstance(node, ast.Global) and fn[0] >= 0:  # `global` at module level rebinds nothing
+            out.update((n, max(out.get(n, fn), fn)) for n in node.names)
+        queue.extend((child, fn) for child in ast.iter_child_nodes(node))
+    return {n: name for n, (_, name) in out.items()}
+
+
 def mutable_globals(mods: dict[str, Module]) -> dict[str, str]:
     """'module.name' -> 'file:line: why it is state', for every piece of module-level state."""
     defs = _definitions(mods)
@@ -265,8 +282,7 @@ def mutable_globals(mods: dict[str, Module]) -> dict[str, str]:
     changed = mutations(mods, bounds)
     out: dict[str, str] = {}
     for mod in mods.values():
-        rebound = {n: f.name for f in ast.walk(mod.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   for g in ast.walk(f) if isinstance(g, ast.Global) for n in g.names}
+        rebound = rebound_through_global(mod.tree) if "global" in mod.text else {}
         for s in _module_level(mod.tree.body):
             where = f"{mod.file}:{s.lineno}"
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and _cached(s):
@@ -295,7 +311,7 @@ def mutable_globals(mods: dict[str, Module]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def tree() -> dict[str, Module]:
-    return parse(read(PACKAGE))
+    return the_package(PACKAGE)
 
 
 def test_every_module_level_mutable_global_is_listed_with_its_reason(tree):

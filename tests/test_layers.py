@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.package_source import (Import, Module, bound_names, imports, is_private, owning_module, parse, read,
-                                  resolve, root_name)
+from tests.package_source import (Import, Module, bound_names, imports, is_private, owning_module, parse,
+                                  resolve, root_name, the_package)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "playground"
 TOP = PACKAGE.name
@@ -173,7 +173,7 @@ def gpu_api_outside_hw(mods: dict[str, Module]) -> list[str]:
     for mod in mods.values():
         if mod.file.startswith(GPU_API_HOMES):
             continue
-        for node in ast.walk(mod.tree):
+        for node in mod.nodes:
             if (isinstance(node, ast.Attribute) and node.attr in ("cuda", "mps") and isinstance(node.value, ast.Name)
                     and node.value.id == "torch"):
                 found.append(f"{mod.file}:{node.lineno}: torch.{node.attr}")
@@ -186,14 +186,14 @@ def private_uses(mods: dict[str, Module]) -> list[str]:
     `import top.a.x as L` or `from . import x as L`, `SLOT._lock` after `from top.run.slot import SLOT`)."""
     found = []
     for mod in mods.values():
-        for node in ast.walk(mod.tree):
+        for node in mod.nodes:
             if isinstance(node, ast.ImportFrom):
                 base = resolve(mod, node.level, node.module)
                 if base.split(".")[0] == TOP:
                     found += [f"{mod.file}:{node.lineno}: imports {base}.{a.name}"
                               for a in node.names if is_private(a.name)]
         bound = bound_names(mod, mods, TOP)
-        for node in ast.walk(mod.tree):
+        for node in mod.nodes:
             if isinstance(node, ast.Attribute) and is_private(node.attr):
                 root = root_name(node.value)
                 if root in bound and bound[root] != mod.name:
@@ -206,7 +206,7 @@ def private_uses(mods: dict[str, Module]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def tree() -> dict[str, Module]:
-    return parse(read(PACKAGE))
+    return the_package(PACKAGE)
 
 
 def test_every_subpackage_and_top_level_module_belongs_to_a_layer(tree):

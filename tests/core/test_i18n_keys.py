@@ -24,6 +24,7 @@ from playground.load.phases import LOAD_PHASES
 from playground.lab import oom
 from playground.lab.factcheck.claim import VERDICTS
 from playground.run import decode, generation
+from tests.package_source import the_package
 
 PREFIXES = {p for area in i18n.AREAS for p in area.PREFIXES} | set(i18n.REGISTERED)
 KEY = re.compile(r"([a-z_]+)\.[\w.\-]+")
@@ -79,8 +80,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 
 def _sources() -> dict[str, ast.AST]:
     """Every module of the package but the tables themselves (they define keys, they do not use them)."""
-    return {str(p.relative_to(PACKAGE)): ast.parse(p.read_text(encoding="utf-8"))
-            for p in sorted(PACKAGE.rglob("*.py")) if "core/i18n" not in p.as_posix()}
+    return {m.file.partition("/")[2]: m.tree for m in the_package(PACKAGE).values() if "core/i18n" not in m.file}
 
 
 def _pattern(node: ast.AST) -> str | None:
