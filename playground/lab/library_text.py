@@ -119,13 +119,13 @@ def _message_node(node: ast.AST) -> ast.AST | None:
 
 def python_templates(path: Path, package_root: Path) -> list[Template]:
     """Every message template raised, warned or logged in one Python source file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))  # walked twice: listed once
     rel = path.relative_to(package_root).as_posix()
     # `msg = "..."; raise X(msg)`: a message kept in a variable first (resolved by name, within the file)
-    named = {t.id: n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+    named = {t.id: n.value for n in nodes if isinstance(n, ast.Assign)
              for t in n.targets if isinstance(t, ast.Name) and _literal(n.value) is not None}
     out = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.Raise, ast.Call)):
             arg = _message_node(node)
             if isinstance(arg, ast.Name):

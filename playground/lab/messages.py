@@ -60,6 +60,7 @@ _KINDS = [(name, re.compile(pattern, re.I), ids) for name, pattern, ids in KINDS
 _WORDS = ("device", "dtype", "scalar type", "meta", "numpy", "state_dict", "deserialize", "map_location", "offload",
           "accelerate", "bit model", "input type", "weight type", "bias type", "cuda", "accelerator", "pin",
           "autocast", "is on cpu", "different from other tensors")
+_ANY_WORD = re.compile("|".join(map(re.escape, _WORDS)))  # one scan of a string, not one per word
 # Not messages: assertions meant for PyTorch's developers, build paths, operator schemas ("arange(Scalar end, ...) -> Tensor").
 _SKIP = re.compile(r"INTERNAL ASSERT|please report a bug|/__w/|\) -> |^\w[\w.]*\([^)]*\b(?:Tensor|Scalar|int)\b|^\W*$", re.I)
 SHORT_WORDS = 8  # a pasted message cut after this many words of an entry's longest part still matches
@@ -95,7 +96,7 @@ def _distinctive(part: str) -> bool:
 def _entry(template: Template) -> Entry | None:
     text = template.text.strip()
     low = text.lower()
-    if len(text) > 600 or not any(w in low for w in _WORDS) or _SKIP.search(text):
+    if len(text) > 600 or not _ANY_WORD.search(low) or _SKIP.search(text):
         return None
     kind = next(((name, ids) for name, pattern, ids in _KINDS if pattern.search(text)), None)
     parts = [p for p in (normalise(p).strip(" ,.:;!(") for p in text.split(PLACEHOLDER)) if _distinctive(p)]
