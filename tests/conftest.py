@@ -21,15 +21,11 @@ import pytest
 SUITE_ENV = {} if "OMP_NUM_THREADS" in os.environ else {"OMP_NUM_THREADS": "1"}
 os.environ.update(SUITE_ENV)
 
-import torch  # noqa: E402  (after the variable: OpenMP reads it when torch loads)
-
-from playground.core.errors import UserError
-from playground.hw import devices, memory
-from playground.lab import target
-from playground.load import catalog, estimate, loader
-from playground.run.pool import ModelPool
-from playground.tools import server as our_server
-from tests import schedule
+# torch and the playground are imported where they are used, in the process that runs the tests: under
+# `-n 2` this file is also read by xdist's controller, which only hands out tests, and importing them there
+# (~5 s) delayed both workers' start.
+from playground.tools import server as our_server  # noqa: E402  (no torch: the servers' starter)
+from tests import schedule  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ("pytester",)  # tests/tools/test_selfcheck.py runs the self-check's collector on small suites
@@ -56,6 +52,8 @@ def pytest_configure(config):
 def pytest_collection_finish(session):
     # every test module imported: the libraries are frozen out of the collector, as the server does once it is up
     # (an unload's gc.collect() walked them all: 0.24 s each, paid by every pool test's teardown)
+    from playground.hw import memory
+
     memory.freeze_startup_objects()
 
 
@@ -91,11 +89,16 @@ def chosen_device(config) -> str | None:
 
 def present() -> list[str]:
     """The devices this machine has, asked of torch itself (not of the discovery under test)."""
+    import torch
+
     cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
     return ["cpu", *cuda, *(["mps"] if torch.backends.mps.is_available() else [])]
 
 
 def absent_reason(device: str) -> str:
+    from playground.core.errors import UserError
+    from playground.hw import devices
+
     try:
         devices.parse_device(device)
     except UserError as e:
@@ -104,6 +107,11 @@ def absent_reason(device: str) -> str:
 
 
 def pytest_generate_tests(metafunc):
+    if "device_target" in metafunc.fixturenames:
+        from playground.lab import target
+
+        metafunc.parametrize("device_target", [pytest.param(t, id=str(t), marks=pytest.mark.device)
+                                               for t in target.targets()], indirect=True)
     marker = metafunc.definition.get_closest_marker("device")
     if marker is None or "device" not in metafunc.fixturenames:
         return
@@ -159,6 +167,8 @@ def figures(request) -> dict:
 @pytest.fixture
 def pool():
     """A model pool of the test's own (the page's class, not its instance), emptied afterwards."""
+    from playground.run.pool import ModelPool
+
     p = ModelPool()
     yield p
     p.clear()
@@ -166,6 +176,8 @@ def pool():
 
 def load(model: str, device: str = "cpu", dtype: str = "float32") -> loader.LoadedModel:
     """A model loaded through the playground's own path (checked as the page checks it, then timed phases)."""
+    from playground.load import loader
+
     return loader.load(loader.prepare(*loader.parse(model, device, dtype)))
 
 
@@ -175,10 +187,11 @@ def bundled():
     return load("shakespeare-gpt2", "cpu", "float32")
 
 
-@pytest.fixture(params=[pytest.param(t, id=str(t), marks=pytest.mark.device) for t in target.targets()])
+@pytest.fixture
 def device_target(request) -> target.Target:
     """Each device target present: the simulated one, then every real GPU (`cuda:N`, `mps`). A test that
-    takes it runs once per target, marked `device`, and takes its expectations from the scenarios' data."""
+    takes it runs once per target (pytest_generate_tests), marked `device`, and takes its expectations from the
+    scenarios' data."""
     return request.param
 
 
@@ -186,6 +199,8 @@ def device_target(request) -> target.Target:
 def one_thread():
     # For tests that check bytes, tokens and consistency, not speed: on a 2-core machine shared with
     # other processes, two OpenMP threads spin against each other and a generation runs ~6x slower.
+    import torch
+
     n = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -233,12 +248,18 @@ def stop_server(server: Server) -> None:
 
 def estimate_of(model: str, dtype: str, device: str = "cpu", **kw):
     """The estimate of a model named as a visitor names it (checked first, as the page does)."""
+    from playground.hw import devices
+    from playground.load import catalog, estimate
+
     return estimate.estimate_model(catalog.read_config(catalog.resolve(model)), devices.parse_device(device),
                                    devices.parse_dtype(dtype), **kw)
 
 
 def guard_of(model: str, device: str, dtype: str, **kw):
     """The memory guard on a model named as a visitor names it."""
+    from playground.hw import devices
+    from playground.load import catalog, estimate
+
     return estimate.guard(catalog.read_config(catalog.resolve(model)), devices.parse_device(device),
                           devices.parse_dtype(dtype), **kw)
 

@@ -1,7 +1,11 @@
 """The suite's files start in the order tests/schedule.py gives them under the README's `--dist loadfile`,
-not in pytest-xdist's own (most tests first), which had put the long e2e files last."""
+not in pytest-xdist's own (most tests first), which had put the long e2e files last; and xdist's controller, which
+reads tests/conftest.py before it starts the workers, is not held up by torch."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
@@ -40,3 +44,12 @@ def test_the_long_running_folders_start_first_under_loadfile(pytester, monkeypat
     result = pytester.runpytest_subprocess("-n", "1", "--dist", "loadfile", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=12)
     assert log.read_text().split() == ["e2e"] * 2 + ["core"] * 10
+
+
+def test_reading_the_suites_conftest_imports_no_torch():
+    """Under `-n 2` the controller reads tests/conftest.py and only then starts the workers: importing torch and the
+    playground there cost ~5 s before either worker began (the quick subset's whole run: about a minute)."""
+    code = ("import sys, tests.conftest; "
+            "print(sorted(m for m in ('torch', 'transformers', 'gradio', 'playground.load') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
