@@ -100,6 +100,7 @@ def test_a_taken_port_is_refused_before_importing_torch():
     assert "torch" not in imported and "gradio" not in imported
 
 
+@pytest.mark.slow
 def test_an_unknown_synthetic_cap_is_refused_before_importing_gradio():
     """The cap's names are the synthetic models' (load/synthetic.py, which needs torch): asked before the page's
     libraries load."""

@@ -138,6 +138,7 @@ def test_sync_waits_for_the_named_device_only(monkeypatch):
     assert waited == [("cuda", "cuda:1"), ("mps", None)]  # the GPU named, not the current one
 
 
+@pytest.mark.slow
 def test_the_hardware_layer_turns_cudnns_attention_off_for_the_whole_process():
     """cuDNN's SDPA graphs are cached per thread and the server generates in a fresh thread per request: on an H200
     every float16/bfloat16 decode step paid a graph build (docs/gpu.md, 2026-11-28). Importing the layer that owns the

@@ -54,6 +54,7 @@ def test_compiled_engine_compiles_once_and_matches_generate(two_runs):
     assert second.tokens_per_second and second.new_tokens == len(ref)
 
 
+@pytest.mark.slow
 def test_unloading_the_model_forgets_its_compiled_step():
     from playground.load import loader
     from playground.run.pool import ModelPool
