@@ -51,6 +51,16 @@ def browser_server(tmp_path_factory):
     stop_server(s)
 
 
+@pytest.fixture(scope="package")
+def hostile(tmp_path_factory):
+    """test_hostile's and test_security's server (test_hostile.hostile_server). Package-scoped here, in the package's
+    conftest (defined in a test module, pytest keeps a package-scoped fixture to the session's end): stopped when a
+    worker leaves tests/e2e, not kept idle through the other folders."""
+    from tests.e2e.test_hostile import hostile_server
+
+    yield from hostile_server(tmp_path_factory)
+
+
 @pytest.fixture(scope="module")
 def module_log(browser_server):
     """The server's log written while this module ran: no traceback in it."""

@@ -138,9 +138,9 @@ def make_bad_models(root: Path) -> SimpleNamespace:
     return SimpleNamespace(models=models, outside=outside, markers=markers, cache=cache)
 
 
-@pytest.fixture(scope="session")
-def hostile(tmp_path_factory):
-    """The shared server: bad models allowed in, limits low, the bundled model loaded."""
+def hostile_server(tmp_path_factory):
+    """The shared server (the `hostile` fixture of tests/e2e/conftest.py, for this module and test_security): bad
+    models allowed in, limits low, the bundled model loaded."""
     root = tmp_path_factory.mktemp("hostile")
     paths = make_bad_models(root)
     tmpdir = root / "tmpdir"

@@ -37,7 +37,6 @@ from playground.core.errors import UserError
 from playground.load import estimate, synthetic
 from playground.tools.raw_session import RawSession
 from tests.conftest import ROOT
-from tests.e2e.test_hostile import hostile  # noqa: F401  (the shared server fixture)
 
 PACKAGE = ROOT / "playground"
 BUDGET = 2 * 10**9  # test_hostile.LIMITS["PLAYGROUND_MEMORY_BUDGET"] = "2GB"
