@@ -42,8 +42,8 @@ def need_browser() -> None:
 @pytest.fixture(scope="package")
 def browser_server(tmp_path_factory):
     """`python app.py` for every browser test, in a folder of its own: one server (it takes ~7 s to start), each
-    module a visitor of its own (its own browser, so its own session, model and lab history). A module's visitor
-    is released when its browser closes (the heartbeat: 2 s here), before the next module's begins. Stopped when a
+    module a visitor of its own (its own page and browser context, so its own session, model and lab history). A
+    module's visitor is released when its page closes (the heartbeat: 2 s here), before the next module's begins. Stopped when a
     worker leaves tests/e2e (which it runs first: tests/schedule.py), not kept idle while it runs the other folders."""
     need_browser()
     s = start_server(tmp_path_factory.mktemp("browser"))
@@ -78,18 +78,28 @@ def open_playground(pg, url: str) -> None:
     pg.wait_for_selector("#load", timeout=60_000)
 
 
-@pytest.fixture(scope="module")
-def page(request, browser_server):
+@pytest.fixture(scope="package")
+def chromium():
+    """One Chromium (and Playwright's driver) per worker for the browser tests: ~2 CPU-s to start each, which every
+    module had paid. A module's pages are its own: each `new_page` is a context of its own (cookies, storage, and so
+    a Gradio session and a visitor of its own), closed with the page."""
+    need_browser()
     from playwright.sync_api import sync_playwright
 
-    viewport = getattr(request.module, "VIEWPORT", {"width": 1280, "height": 1600})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport=viewport, locale="en-US")
-        if getattr(request.module, "START_TAB", False):  # the module begins where a visitor lands
-            pg.goto(browser_server.url)
-            pg.wait_for_selector("#lesson-run", timeout=60_000)
-        else:
-            open_playground(pg, browser_server.url)
-        yield pg
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(request, browser_server, chromium):
+    viewport = getattr(request.module, "VIEWPORT", {"width": 1280, "height": 1600})
+    pg = chromium.new_page(viewport=viewport, locale="en-US")
+    if getattr(request.module, "START_TAB", False):  # the module begins where a visitor lands
+        pg.goto(browser_server.url)
+        pg.wait_for_selector("#lesson-run", timeout=60_000)
+    else:
+        open_playground(pg, browser_server.url)
+    yield pg
+    pg.close()  # the visitor leaves: the heartbeat (2 s here) releases its model before the next module's begins

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from gradio_client import Client
 
-from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser, open_playground
+from tests.e2e.conftest import ARTIFACTS, open_playground
 from tests.e2e.test_browser import OWN_TEXT, _pick_lang, own_text
 from tests.e2e.test_browser_first import _english_words
 
@@ -43,16 +43,11 @@ def test_the_placement_api(server):
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    _need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1366, "height": 1800}, locale="en-US")
-        open_playground(pg, server.url)
-        yield pg
-        browser.close()
+def page(server, chromium):
+    pg = chromium.new_page(viewport={"width": 1366, "height": 1800}, locale="en-US")
+    open_playground(pg, server.url)
+    yield pg
+    pg.close()
 
 
 EN = dict(plan=["Plan for", "transformer.wte"], map=["Where", "AlignDevicesHook", "agree for every block"],

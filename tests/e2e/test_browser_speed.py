@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from gradio_client import Client
 
-from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM, need_browser as _need_browser, open_playground
+from tests.e2e.conftest import ARTIFACTS, open_playground
 from tests.e2e.test_browser import _pick_lang, _text
 from tests.e2e.test_browser_first import _english_words
 
@@ -59,19 +59,14 @@ def test_bandwidth_kv_growth_and_engines_through_the_api(client):
 
 
 @pytest.fixture(scope="module")
-def page(server, client):
-    _need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 1800}, locale="en-US")
-        open_playground(pg, server.url)
-        pg.locator("#load").click()  # the page's own model (the API client's, shared): the panels measure it
-        pg.wait_for_function("() => ((document.querySelector('#status') || {}).innerText || '')"
-                             ".includes('Your model: shakespeare-gpt2')", timeout=60_000)
-        yield pg
-        browser.close()
+def page(server, client, chromium):
+    pg = chromium.new_page(viewport={"width": 1280, "height": 1800}, locale="en-US")
+    open_playground(pg, server.url)
+    pg.locator("#load").click()  # the page's own model (the API client's, shared): the panels measure it
+    pg.wait_for_function("() => ((document.querySelector('#status') || {}).innerText || '')"
+                         ".includes('Your model: shakespeare-gpt2')", timeout=60_000)
+    yield pg
+    pg.close()
 
 
 def _wait_for(page, selector: str, *needles: str, before: str | None = None, timeout: int = 90_000) -> str:

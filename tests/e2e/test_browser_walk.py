@@ -7,21 +7,16 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import ARGS, CHROMIUM, need_browser, open_playground
+from tests.e2e.conftest import open_playground
 from tests.e2e.test_browser import OWN_TEXT, _pick_lang
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")
-def browser(browser_server, module_log):
-    need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def browser(browser_server, module_log, chromium):
+    """The worker's Chromium (tests/e2e/conftest.py); each test opens and closes a page of its own."""
+    return chromium
 
 
 def _checked(page, box: str) -> str:
