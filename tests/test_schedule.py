@@ -51,5 +51,6 @@ def test_reading_the_suites_conftest_imports_no_torch():
     playground there cost ~5 s before either worker began (the quick subset's whole run: about a minute)."""
     code = ("import sys, tests.conftest; "
             "print(sorted(m for m in ('torch', 'transformers', 'gradio', 'playground.load') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr

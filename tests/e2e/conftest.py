@@ -43,8 +43,8 @@ def need_browser() -> None:
 def browser_server(tmp_path_factory):
     """`python app.py` for every browser test, in a folder of its own: one server (it takes ~7 s to start), each
     module a visitor of its own (its own page and browser context, so its own session, model and lab history). A
-    module's visitor is released when its page closes (the heartbeat: 2 s here), before the next module's begins. Stopped when a
-    worker leaves tests/e2e (which it runs first: tests/schedule.py), not kept idle while it runs the other folders."""
+    module's visitor is released when its page closes (the heartbeat: 2 s here), before the next module's begins.
+    Stopped when a worker leaves tests/e2e (which it runs first: tests/schedule.py), not kept idle through the rest."""
     need_browser()
     s = start_server(tmp_path_factory.mktemp("browser"))
     yield s
