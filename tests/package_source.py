@@ -43,6 +43,14 @@ class Module:
         return list(ast.walk(self.tree))
 
     @functools.cached_property
+    def function_bodies(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        """Where each function's and lambda's body lies (start and end, as (line, column)): what runs when it is
+        called, not when the module is imported (a function's decorators, defaults and annotations run at import)."""
+        return [(_span(f.body[0])[0], _span(f.body[-1])[1]) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                else _span(f.body) for f in self.nodes
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+
+    @functools.cached_property
     def import_module_names(self) -> set[str]:
         """Names `importlib.import_module` goes by here (`from importlib import import_module as im`)."""
         if "import_module" not in self.text:  # most modules: no walk of their tree
@@ -124,13 +132,6 @@ def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
     return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
 
-def _bodies(mod: Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Where each function's and lambda's body lies: what runs when it is called, not when the module is imported
-    (a function's decorators, defaults and annotations run at import)."""
-    return [(_span(f.body[0])[0], _span(f.body[-1])[1]) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            else _span(f.body) for f in mod.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
-
-
 def _statement_of(node: ast.AST, mod: Module) -> ast.stmt:
     """The innermost statement holding `node` (itself for a statement): spans nest, so the one starting last."""
     if isinstance(node, ast.stmt):
@@ -180,7 +181,6 @@ def imports(mods: dict[str, Module]) -> list[Import]:
     for mod in mods.values():
         lines = mod.text.splitlines()
         notes: dict[int, str] | None = None  # tokenized only for a module with a comment on an import's lines
-        bodies = None
         for node in mod.nodes:
             found: list[str] = []
             if isinstance(node, ast.Import):
@@ -197,9 +197,8 @@ def imports(mods: dict[str, Module]) -> list[Import]:
             if notes is None and any("#" in lines[n - 1] for n in range(stmt.lineno, stmt.end_lineno + 1)):
                 notes = comments(mod.text)
             reason = reason_for(stmt, lines, notes or {})
-            bodies = _bodies(mod) if bodies is None else bodies
             start, end = _span(node)
-            inside = any(first <= start and end <= last for first, last in bodies)
+            inside = any(first <= start and end <= last for first, last in mod.function_bodies)
             out += [Import(mod.name, dst, mod.file, node.lineno, inside, reason, isinstance(node, ast.Call))
                     for dst in found]
     _READ_ALREADY[:] = [*_READ_ALREADY[-3:], (mods, out)]
