@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -61,8 +62,10 @@ def test_the_model_loaded_before_is_unloaded_in_a_phase_of_its_own(pool):
     assert "卸载" in slot_phase_names(r, "zh")
     # the 10 MiB of bfloat16 copies are given back inside the unload, not inside the estimate
     estimate = r.phases[1]
-    assert unload.rss_before - unload.rss_after > 0.5 * first.weights_bytes
-    assert estimate.rss_after - estimate.rss_before > -0.1 * first.weights_bytes
+    rss = {p.name: (p.rss_before, p.rss_after) for p in r.phases}
+    threads = [t.name for t in threading.enumerate()]  # another test's thread allocating meanwhile moves RSS too
+    assert unload.rss_before - unload.rss_after > 0.5 * first.weights_bytes, (first.weights_bytes, rss, threads)
+    assert estimate.rss_after - estimate.rss_before > -0.1 * first.weights_bytes, (first.weights_bytes, rss, threads)
     spans = [sp.name for sp in pool._holds[""].load_timeline.spans]
     assert spans == ["import", "estimate", "tokenizer", "unload", "load", "migrate", "eval"]
 
